@@ -1,0 +1,3 @@
+from auditor.cli import entry_point
+
+entry_point()

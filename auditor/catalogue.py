@@ -1,0 +1,103 @@
+"""The rule catalogue: data that changes more often than code (API mappings, packages, env vars,
+per-target effects, score weights). It lives in the top-level `rules/` folder of the source tree
+and ships inside the wheel as `auditor/rules/`."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+
+def catalogue_dir() -> Path:
+    """Where the TOML files are: inside the installed package, else in the source checkout."""
+    installed = Path(__file__).resolve().parent / "rules"
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    """A qualified name (or a whole namespace, when `prefix`) that one rule reports."""
+
+    name: str
+    rule: str  # rule name (kebab-case)
+    replacement: str = ""
+    since: str | None = None  # first PyTorch version with the replacement
+    prefix: bool = False  # matches `name` and everything below it
+    scope: str = "all"  # all | import | ref: where the name must appear to count
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    effects: dict[str, dict[str, str]]  # rule name -> target -> effect
+    apis: dict[str, ApiEntry]  # exact qualified names
+    api_prefixes: dict[str, ApiEntry]  # namespaces
+    raw: dict[str, Any] = field(default_factory=dict)  # every file's table, by file stem
+
+    def table(self, stem: str) -> dict[str, Any]:
+        """The parsed TOML of `rules/<stem>.toml` (empty when missing)."""
+        return self.raw.get(stem, {})
+
+    def lookup_api(self, qualified: str) -> ApiEntry | None:
+        """Longest match for a qualified name: exact first, then enclosing namespaces."""
+        entry = self.apis.get(qualified)
+        if entry is not None:
+            return entry
+        name = qualified
+        while True:
+            entry = self.api_prefixes.get(name)
+            if entry is not None:
+                return entry
+            cut = name.rfind(".")
+            if cut < 0:
+                return None
+            name = name[:cut]
+
+
+def _read_all(directory: Path) -> dict[str, Any]:
+    raw: dict[str, Any] = {}
+    for path in sorted(directory.glob("*.toml")):
+        with path.open("rb") as handle:
+            raw[path.stem] = tomllib.load(handle)
+    return raw
+
+
+def build_catalogue(raw: dict[str, Any]) -> Catalogue:
+    effects: dict[str, dict[str, str]] = {}
+    apis: dict[str, ApiEntry] = {}
+    prefixes: dict[str, ApiEntry] = {}
+    for table in raw.values():
+        effects.update(table.get("effects", {}))
+        for item in table.get("api", []):
+            name = item["name"]
+            is_prefix = name.endswith(".*")
+            entry = ApiEntry(
+                name=name[:-2] if is_prefix else name,
+                rule=item["rule"],
+                replacement=item.get("replacement", ""),
+                since=item.get("since"),
+                prefix=is_prefix,
+                scope=item.get("scope", "all"),
+            )
+            (prefixes if is_prefix else apis)[entry.name] = entry
+    return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw)
+
+
+@lru_cache(maxsize=1)
+def load_catalogue() -> Catalogue:
+    return build_catalogue(_read_all(catalogue_dir()))
+
+
+def catalogue_fingerprint() -> str:
+    """A digest of every catalogue file, for cache keys."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(catalogue_dir().glob("*.toml")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,89 @@
+"""Small matchers several rules share: strings, device strings, keyword arguments."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+_CUDA_DEVICE = re.compile(r"cuda(:(\d+|%[a-z]|\{[^{}]*\}))?")
+_CUDA_PREFIX = re.compile(r"cuda:?")
+DEVICE_WORD = re.compile(r"(^|_)(dev|devs|device|devices)($|_)|device", re.IGNORECASE)
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain (or implicitly concatenated) string literal; None otherwise."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # malformed escapes, odd prefixes
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = string_value(node.left), string_value(node.right)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def is_cuda_device(node: cst.CSTNode) -> bool:
+    """"cuda", "cuda:1", f"cuda:{rank}", "cuda:" + str(i), "cuda:%d" % i, "cuda:{}".format(i)."""
+    value = string_value(node)
+    if value is not None:
+        return _CUDA_DEVICE.fullmatch(value) is not None
+    if isinstance(node, cst.FormattedString):
+        text = "".join(p.value for p in node.parts if isinstance(p, cst.FormattedStringText))
+        first = node.parts[0] if node.parts else None
+        return (isinstance(first, cst.FormattedStringText) and _CUDA_PREFIX.fullmatch(first.value) is not None
+                and text == first.value and len(node.parts) <= 2)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Modulo)):
+        left = string_value(node.left)
+        return left is not None and _CUDA_DEVICE.fullmatch(left) is not None or left == "cuda:"
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "format"):
+        left = string_value(node.func.value)
+        return left is not None and _CUDA_DEVICE.fullmatch(left) is not None
+    return False
+
+
+def keyword(call: cst.Call, *names: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in names:
+            return arg
+    return None
+
+
+def positional(call: cst.Call, index: int) -> cst.Arg | None:
+    position = 0
+    for arg in call.args:
+        if arg.keyword is not None or arg.star:
+            if arg.star:
+                return None  # *args hides the positions
+            continue
+        if position == index:
+            return arg
+        position += 1
+    return None
+
+
+def name_of_target(node: cst.CSTNode) -> str | None:
+    """`x`, `self.x` or `cfg["x"]` as "x"."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index):
+            return string_value(index.value)
+    return None
+
+
+def contains_call_to(node: cst.CSTNode, qualified: str, ctx) -> bool:
+    """Whether `node` (e.g. an if-test) calls the function with this qualified name."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and ctx.qualify(current.func) == qualified:
+            return True
+        stack.extend(c for c in current.children if isinstance(c, cst.BaseExpression))
+    return False

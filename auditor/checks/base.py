@@ -1,0 +1,95 @@
+"""How a rule is declared: identity, metadata, message, docs and examples side by side (as in
+Fixit and TorchFix), plus the hooks the scanners call. A new rule is one small module in
+`auditor/checks/` (or a plugin) and the examples it carries are its tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from auditor.catalogue import ApiEntry, load_catalogue
+from auditor.model import TARGETS, Category, Effect, Severity
+
+if TYPE_CHECKING:
+    from auditor.context import FileContext, PythonContext, Reference
+
+
+@dataclass(frozen=True)
+class Example:
+    """Source that a rule must (Invalid) or must not (Valid) report.
+
+    `path` picks the reader (a requirements file, a pyproject.toml, ...); `line`, when given,
+    is where an Invalid example's finding must start.
+    """
+
+    code: str
+    path: str = "example.py"
+    line: int | None = None
+
+
+class Valid(Example):
+    pass
+
+
+class Invalid(Example):
+    pass
+
+
+class Rule:
+    """Base of every rule. Subclasses set the class attributes and override a hook."""
+
+    code: ClassVar[str]  # stable, e.g. "LK101"; the family digit follows the category
+    name: ClassVar[str]  # kebab-case, e.g. "hardcoded-cuda-device"
+    category: ClassVar[Category]
+    severity: ClassVar[Severity]
+    message: ClassVar[str]  # str.format template, filled from report(..., **fields)
+    suggestion: ClassVar[str]  # the portable rewrite, same template rules
+    min_torch: ClassVar[str | None] = None  # PyTorch version the suggestion needs
+
+    # Docs, rendered by `audit explain` in the what / why / example / use-instead form.
+    what: ClassVar[str]
+    why: ClassVar[str]
+    instead: ClassVar[str]
+
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    # Which file kinds the rule looks at: python, requirements, pyproject, setup-cfg, setup-py, cuda.
+    file_kinds: ClassVar[frozenset[str]] = frozenset({"python"})
+    # Lower-case byte strings; a Python file containing none of them is never parsed for this rule.
+    tokens: ClassVar[tuple[str, ...]] = ()
+    # Codes of findings this rule's findings make redundant when they lie inside them.
+    supersedes: ClassVar[tuple[str, ...]] = ()
+    # Per-target effect, when the catalogue has no entry for this rule (plugins).
+    targets: ClassVar[dict[str, str]] = {}
+    # Catalogue-style entries a plugin brings along.
+    apis: ClassVar[list[ApiEntry]] = []
+
+    def effects(self) -> dict[str, str]:
+        table = load_catalogue().effects.get(self.name) or self.targets
+        return {target: Effect(table.get(target, Effect.RAISES.value)).value for target in TARGETS}
+
+    # Hooks for Python files: `visit_<LibcstNodeType>(node, ctx)` methods, plus these.
+    def begin(self, ctx: PythonContext) -> None:
+        """Called before the walk of each Python file."""
+
+    def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
+        """A use or import of a catalogue name that belongs to this rule."""
+        ctx.report(self, ref.node, api=ref.qualified, replacement=ref.entry.replacement,
+                   min_torch=ref.entry.since)
+
+    def finish(self, ctx: PythonContext) -> None:
+        """Called after the walk of each Python file."""
+
+    # Hook for other file kinds (requirements, pyproject, CUDA sources, ...).
+    def check_file(self, ctx: FileContext) -> None:
+        """Called once per non-Python file of a kind in `file_kinds`."""
+
+
+class ApiRule(Rule):
+    """A rule whose matches are listed in the catalogue (`[[api]]` rows naming this rule).
+
+    It needs no code: the scanner resolves every dotted name through imports and aliases and
+    hands this rule the references whose qualified name the catalogue gives to it."""
+
+    tokens = ()  # derived from the catalogue rows, see registry.prefilter_tokens

@@ -1,0 +1,110 @@
+"""What a rule sees of the file it checks, and how it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from auditor.catalogue import ApiEntry, Catalogue
+from auditor.model import FileError, Finding
+from auditor.names import Resolver, dotted_parts
+
+if TYPE_CHECKING:
+    from auditor.checks.base import Rule
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A dotted name, resolved through imports, that the catalogue gives to a rule."""
+
+    qualified: str  # e.g. "torch.cuda.synchronize"
+    entry: ApiEntry
+    node: cst.CSTNode  # what to report: the call, the decorator's name, the import alias
+    kind: str  # import | call | ref
+    call: cst.Call | None = None
+
+
+def _render(template: str, fields: dict[str, Any]) -> str:
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError):
+        return template
+
+
+class FileContext:
+    """A file being checked: its display path, its text and the findings reported so far."""
+
+    def __init__(self, path: str, text: str, catalogue: Catalogue, kind: str) -> None:
+        self.path = path
+        self.text = text
+        self.catalogue = catalogue
+        self.kind = kind
+        self.findings: list[Finding] = []
+        self.errors: list[FileError] = []
+        self.state: dict[str, Any] = {}  # per-rule scratch space, keyed by rule code
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    def error(self, kind: str, message: str) -> None:
+        """Record that (part of) this file could not be read; other findings still count."""
+        error = FileError(self.path, kind, message)
+        if error not in self.errors:
+            self.errors.append(error)
+
+    def make_finding(self, rule: Rule, line: int, column: int, end_line: int, end_column: int,
+                     fields: dict[str, Any]) -> Finding:
+        snippet = self.lines[line - 1].strip()[:200] if 0 < line <= len(self.lines) else ""
+        fields.setdefault("snippet", snippet)
+        min_torch = fields.get("min_torch") or rule.min_torch
+        return Finding(
+            path=self.path, line=line, column=column, end_line=end_line, end_column=end_column,
+            rule=rule.code, name=rule.name, category=rule.category.value,
+            severity=rule.severity.value, message=_render(rule.message, fields),
+            suggestion=_render(rule.suggestion, fields), targets=rule.effects(),
+            min_torch=min_torch, snippet=snippet,
+        )
+
+    def report_at(self, rule: Rule, line: int, column: int = 1, end_line: int | None = None,
+                  end_column: int | None = None, **fields: Any) -> None:
+        """Report at a 1-based position; the end defaults to the end of the start line."""
+        if end_line is None:
+            end_line = line
+        if end_column is None:
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            end_column = max(len(text) + 1, column)
+        self.findings.append(self.make_finding(rule, line, column, end_line, end_column, fields))
+
+
+class PythonContext(FileContext):
+    """A Python file during its walk: name resolution plus node-based reporting."""
+
+    def __init__(self, path: str, text: str, catalogue: Catalogue, module: cst.Module) -> None:
+        super().__init__(path, text, catalogue, "python")
+        self.module = module
+        self.resolver = Resolver()
+        self.pending: list[tuple[Rule, cst.CSTNode, dict[str, Any]]] = []
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """`th.cuda.synchronize` -> "torch.cuda.synchronize" when `th` is `import torch as th`."""
+        parts = dotted_parts(node)
+        if not parts:
+            return None
+        head = self.resolver.lookup(parts[0])
+        if head is None:
+            return None
+        return ".".join([head, *parts[1:]]) if len(parts) > 1 else head
+
+    def report(self, rule: Rule, node: cst.CSTNode, **fields: Any) -> None:
+        """Report `node`; its position is computed after the walk, once per file."""
+        self.pending.append((rule, node, fields))
+
+    @property
+    def function_name(self) -> str:
+        return self.resolver.function_name()

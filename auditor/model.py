@@ -1,0 +1,114 @@
+"""The vocabulary every module shares: categories, severities, targets, findings, errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Category(StrEnum):
+    DEVICE = "device"
+    CUDA_API = "cuda-api"
+    DISTRIBUTED = "distributed"
+    KERNEL = "kernel"
+    DEPENDENCY = "dependency"
+    ENV = "env"
+
+
+class Severity(StrEnum):
+    BLOCKER = "blocker"
+    MAJOR = "major"
+    MINOR = "minor"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Higher is worse: info 0 ... blocker 3."""
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.MINOR: 1, Severity.MAJOR: 2, Severity.BLOCKER: 3}
+
+
+class Effect(StrEnum):
+    """What a piece of lock-in does when the code runs on another target."""
+
+    WORKS = "works"
+    DEGRADES = "degrades"  # runs, but silently falls back, no-ops or returns 0
+    RAISES = "raises"
+
+
+TARGETS: tuple[str, ...] = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
+CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
+SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One place that ties the code to NVIDIA. Lines and columns are 1-based; end is exclusive."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    rule: str
+    name: str
+    category: str
+    severity: str
+    message: str
+    suggestion: str
+    targets: dict[str, str] = field(hash=False, compare=False)
+    min_torch: str | None = None
+    snippet: str = ""
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.rule, self.end_line, self.end_column, self.message)
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule,
+            "name": self.name,
+            "category": self.category,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "message": self.message,
+            "suggestion": self.suggestion,
+            "min_torch": self.min_torch,
+            "targets": dict(self.targets),
+            "snippet": self.snippet,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Finding:
+        return cls(**data)
+
+
+@dataclass(frozen=True, order=True)
+class FileError:
+    """A file that could not be read or parsed; the run goes on without it."""
+
+    path: str
+    kind: str  # read, decode, binary, too-large, parse, symlink-loop, ...
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FileError:
+        return cls(**data)
+
+
+@dataclass
+class FileResult:
+    """What scanning one file produced."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    parsed: bool = False  # whether the file went through a full parse (not just the prefilter)

@@ -1,0 +1,100 @@
+"""Cheap name resolution: which import a name refers to, with aliases and shadowing.
+
+Full libcst scope metadata costs several times the parse; the rules only need to know whether
+`th` in `th.cuda.synchronize()` is `import torch as th` or something else. Scopes are tracked
+during the single walk, in source order: a binding counts from where it appears. An import stays
+the meaning of its name in that scope even when the name is later assigned again (the
+`try: import cupy / except ImportError: cupy = None` pattern), while a parameter or local
+assignment in an inner function hides an outer import."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+LOCAL = None  # a binding that is not an import: a variable, parameter, function or class
+
+
+class Scope:
+    __slots__ = ("kind", "parent", "names", "globals", "name")
+
+    def __init__(self, kind: str, parent: Scope | None, name: str = "") -> None:
+        self.kind = kind  # module | function | class | lambda | comprehension
+        self.parent = parent
+        self.name = name
+        self.names: dict[str, str | None] = {}
+        self.globals: set[str] = set()
+
+    def bind(self, name: str, qualified: str | None) -> None:
+        if qualified is None and self.names.get(name) is not None:
+            return  # keep the import: later fallbacks (`x = None`) do not change what x names
+        self.names[name] = qualified
+
+
+class Resolver:
+    """The scope stack of one file."""
+
+    def __init__(self) -> None:
+        self.module = Scope("module", None)
+        self.current = self.module
+        self.imported: set[str] = set()  # every name bound by an import anywhere in the file
+
+    def push(self, kind: str, name: str = "") -> Scope:
+        self.current = Scope(kind, self.current, name)
+        return self.current
+
+    def pop(self) -> None:
+        assert self.current.parent is not None
+        self.current = self.current.parent
+
+    def bind(self, name: str, qualified: str | None = LOCAL) -> None:
+        scope = self.current
+        if name in scope.globals:
+            scope = self.module
+        if qualified is not None:
+            self.imported.add(name)
+        scope.bind(name, qualified)
+
+    def declare_global(self, name: str) -> None:
+        self.current.globals.add(name)
+
+    def lookup(self, name: str) -> str | None:
+        """The qualified name `name` stands for here, or None when it is not an import."""
+        if name not in self.imported:
+            return None  # fast path: most names never come from an import
+        scope: Scope | None = self.current
+        while scope is not None:
+            if scope.kind == "class" and scope is not self.current:
+                scope = scope.parent  # class bodies are not visible from nested functions
+                continue
+            if name in scope.globals:
+                scope = self.module
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return None
+
+    def function_name(self) -> str:
+        scope: Scope | None = self.current
+        while scope is not None:
+            if scope.kind == "function":
+                return scope.name
+            scope = scope.parent
+        return ""
+
+
+def dotted_parts(node: cst.BaseExpression) -> list[str] | None:
+    """`a.b.c` as ["a", "b", "c"]; None when the expression is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    parts.reverse()
+    return parts
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    parts = dotted_parts(node)
+    return ".".join(parts) if parts else None

@@ -1,0 +1,73 @@
+"""Scanning one Python file: parse once, walk once, place the findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from auditor.catalogue import Catalogue
+from auditor.context import PythonContext
+from auditor.model import FileError, FileResult, Finding
+from auditor.positions import node_ranges
+from auditor.walker import Walker
+
+
+def parse_error_message(exc: cst.ParserSyntaxError) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
+    return f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {first}"
+
+
+def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
+                after_walk: Callable[[PythonContext], None] | None = None) -> FileResult:
+    """The file's findings; `after_walk` lets file-level rules (setup.py) use the same tree."""
+    result = FileResult(path=path, parsed=True)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        result.errors.append(FileError(path, "parse", parse_error_message(exc)))
+        return result
+    except RecursionError:
+        result.errors.append(FileError(path, "parse", "too deeply nested to parse"))
+        return result
+    ctx = PythonContext(path, text, catalogue, module)
+    walker.run(ctx)
+    if after_walk is not None:
+        after_walk(ctx)
+    result.findings = place_findings(ctx)
+    result.errors.extend(ctx.errors)
+    return result
+
+
+def place_findings(ctx: PythonContext) -> list[Finding]:
+    """Turn pending node reports into findings, drop duplicates and superseded ones, sort."""
+    findings = list(ctx.findings)
+    if ctx.pending:
+        ranges = node_ranges(ctx.module, ctx.text, (node for _, node, _ in ctx.pending))
+        for rule, node, fields in ctx.pending:
+            span = ranges.get(id(node))
+            if span is not None:
+                findings.append(ctx.make_finding(rule, *span, dict(fields)))
+    return drop_redundant(findings, ctx)
+
+
+def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) -> list[Finding]:
+    from auditor.registry import rule_by_code
+
+    unique: dict[tuple, Finding] = {}
+    for finding in findings:
+        unique.setdefault((finding.rule, finding.line, finding.column, finding.end_line, finding.end_column), finding)
+    kept = list(unique.values())
+    covering = [f for f in kept if (rule := rule_by_code(f.rule)) is not None and rule.supersedes]
+    if covering:
+        def inside(inner: Finding, outer: Finding) -> bool:
+            return (inner is not outer
+                    and (inner.line, inner.column) >= (outer.line, outer.column)
+                    and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
+
+        kept = [
+            f for f in kept
+            if not any(f.rule in rule_by_code(o.rule).supersedes and inside(f, o) for o in covering)
+        ]
+    kept.sort(key=Finding.sort_key)
+    return kept

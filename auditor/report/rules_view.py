@@ -1,0 +1,68 @@
+"""`audit rules` and `audit explain`: the rule table and one rule's docs."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from auditor.checks.base import Rule
+from auditor.model import TARGETS
+
+
+def rule_summary(rule: Rule) -> dict:
+    return {
+        "code": rule.code, "name": rule.name, "category": rule.category.value,
+        "severity": rule.severity.value, "summary": rule.what.strip().splitlines()[0] if rule.what else "",
+        "targets": rule.effects(), "min_torch": rule.min_torch, "file_kinds": sorted(rule.file_kinds),
+    }
+
+
+def print_rules(fmt: str) -> None:
+    from auditor.registry import all_rules
+
+    rules = all_rules()
+    if fmt == "json":
+        sys.stdout.write(json.dumps([rule_summary(r) for r in rules], indent=2, sort_keys=True) + "\n")
+        return
+    table = Table(title=f"{len(rules)} rules", title_justify="left")
+    for column in ("code", "name", "category", "severity", *TARGETS):
+        table.add_column(column)
+    mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
+    for rule in rules:
+        effects = rule.effects()
+        table.add_row(rule.code, rule.name, rule.category.value, rule.severity.value,
+                      *(mark[effects[t]] for t in TARGETS))
+    Console(soft_wrap=True).print(table)
+
+
+def explanation_markdown(rule: Rule) -> str:
+    effects = rule.effects()
+    lines = [
+        f"# {rule.code} {rule.name}",
+        "",
+        f"Category: `{rule.category.value}` · severity: `{rule.severity.value}`"
+        + (f" · suggested rewrite needs torch >= {rule.min_torch}" if rule.min_torch else ""),
+        "",
+        "## What it does", "", rule.what.strip(), "",
+        "## Why it matters", "", rule.why.strip(), "",
+        "| " + " | ".join(TARGETS) + " |", "|" + "---|" * len(TARGETS),
+        "| " + " | ".join(effects[t] for t in TARGETS) + " |", "",
+    ]
+    if rule.INVALID:
+        example = rule.INVALID[0]
+        lang = "python" if example.path.endswith(".py") else ""
+        lines += ["## Example", "", f"`{example.path}`:", "", f"```{lang}", example.code.strip("\n"), "```", ""]
+    lines += ["## Use instead", "", rule.instead.strip(), ""]
+    return "\n".join(lines)
+
+
+def print_explanation(rule: Rule) -> None:
+    console = Console(soft_wrap=True)
+    if console.is_terminal:
+        console.print(Markdown(explanation_markdown(rule)))
+    else:
+        sys.stdout.write(explanation_markdown(rule))

@@ -1,0 +1,99 @@
+"""The human report: findings grouped by file with the code line, the message and the rewrite;
+a summary by category and severity; the scores and what costs the most."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from auditor.engine import ScanResult
+from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor.score import Scores
+
+SEVERITY_STYLE = {"blocker": "bold red", "major": "red", "minor": "yellow", "info": "cyan"}
+GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
+
+
+def make_console(stream: TextIO | None = None, color: str = "auto") -> Console:
+    """Colour follows the terminal, NO_COLOR and FORCE_COLOR (rich reads both) unless forced."""
+    kwargs: dict = {"file": stream, "highlight": False, "soft_wrap": True}
+    if color == "always":
+        kwargs["force_terminal"] = True
+    elif color == "never":
+        kwargs["no_color"] = True
+        kwargs["force_terminal"] = False
+    return Console(**kwargs)
+
+
+def render_text(result: ScanResult, scores: Scores, console: Console, quiet: bool = False) -> None:
+    if not quiet:
+        _findings(result, console)
+        _errors(result, console)
+    _summary(result, console)
+    _scores(scores, console)
+
+
+def _findings(result: ScanResult, console: Console) -> None:
+    current = None
+    for f in result.findings:
+        if f.path != current:
+            current = f.path
+            console.print()
+            console.print(Text(f.path, style="bold underline"))
+        head = Text.assemble(
+            (f"  {f.line}:{f.column} ", "dim"), (f.rule, "bold"), " ",
+            (f"[{f.severity}]", SEVERITY_STYLE.get(f.severity, "")), f" {f.name}: ", f.message,
+        )
+        console.print(head)
+        if f.snippet:
+            console.print(Text(f"      {f.snippet}", style="dim"))
+        if f.suggestion:
+            since = f" (torch >= {f.min_torch})" if f.min_torch else ""
+            console.print(Text.assemble(("      fix: ", "green"), f.suggestion, (since, "dim")))
+
+
+def _errors(result: ScanResult, console: Console) -> None:
+    if not result.errors:
+        return
+    console.print()
+    console.print(Text(f"{len(result.errors)} file(s) could not be checked:", style="bold yellow"))
+    for e in result.errors:
+        console.print(Text.assemble(("  error ", "yellow"), f"{e.path}: ", (f"[{e.kind}] ", "dim"), e.message))
+
+
+def _summary(result: ScanResult, console: Console) -> None:
+    console.print()
+    table = Table(title="Findings by category and severity", show_footer=True, title_justify="left")
+    table.add_column("category", footer="total")
+    counts = Counter((f.category, f.severity) for f in result.findings)
+    for severity in SEVERITIES:
+        total = sum(v for (c, s), v in counts.items() if s == severity)
+        table.add_column(severity, justify="right", footer=str(total), style=SEVERITY_STYLE[severity])
+    table.add_column("all", justify="right", footer=str(len(result.findings)))
+    for category in CATEGORIES:
+        row = [counts.get((category, s), 0) for s in SEVERITIES]
+        table.add_row(category, *map(str, row), str(sum(row)))
+    console.print(table)
+    console.print(Text(
+        f"{len(result.files)} files read, {result.files_parsed} parsed, "
+        f"{len({f.path for f in result.findings})} with findings, {len(result.errors)} errors", style="dim"))
+
+
+def _scores(scores: Scores, console: Console) -> None:
+    console.print()
+    table = Table(title="Portability score (100 = nothing ties the code to NVIDIA)", title_justify="left")
+    table.add_column("target")
+    table.add_column("score", justify="right")
+    table.add_column("grade", justify="center")
+    table.add_column("costs the most")
+    for target in (*TARGETS, "overall"):
+        value = scores.overall if target == "overall" else scores.targets[target]
+        letter = scores.grades[target]
+        top = "" if target == "overall" else ", ".join(
+            f"{c.rule} {c.name} x{c.count} (-{c.points:g})" for c in scores.costs[target][:3])
+        table.add_row(target, f"{value:.1f}", Text(letter, style=GRADE_STYLE.get(letter, "")), top)
+    console.print(table)
