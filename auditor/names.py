@@ -2,10 +2,10 @@
 
 Full libcst scope metadata costs several times the parse; the rules only need to know whether
 `th` in `th.cuda.synchronize()` is `import torch as th` or something else. Scopes are tracked
-during the single walk, in source order: a binding counts from where it appears. An import stays
-the meaning of its name in that scope even when the name is later assigned again (the
-`try: import cupy / except ImportError: cupy = None` pattern), while a parameter or local
-assignment in an inner function hides an outer import."""
+during the single walk, in source order: a binding counts from where it appears. An import keeps
+its meaning when the name is later set to None or assigned inside an `except` block (the
+`try: import cupy / except ImportError: cupy = None` fallback), while any other rebinding, or a
+parameter or local assignment in an inner function, hides it."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ class Scope:
         self.names: dict[str, str | None] = {}
         self.globals: set[str] = set()
 
-    def bind(self, name: str, qualified: str | None) -> None:
-        if qualified is None and self.names.get(name) is not None:
-            return  # keep the import: later fallbacks (`x = None`) do not change what x names
+    def bind(self, name: str, qualified: str | None, fallback: bool = False) -> None:
+        if fallback and qualified is None and self.names.get(name) is not None:
+            return  # an import-failure fallback does not change what the name means elsewhere
         self.names[name] = qualified
 
 
@@ -46,13 +46,14 @@ class Resolver:
         assert self.current.parent is not None
         self.current = self.current.parent
 
-    def bind(self, name: str, qualified: str | None = LOCAL) -> None:
+    def bind(self, name: str, qualified: str | None = LOCAL, fallback: bool = False) -> None:
+        """Bind `name` here; `fallback` marks `x = None` / except-block assignments."""
         scope = self.current
         if name in scope.globals:
             scope = self.module
         if qualified is not None:
             self.imported.add(name)
-        scope.bind(name, qualified)
+        scope.bind(name, qualified, fallback)
 
     def declare_global(self, name: str) -> None:
         self.current.globals.add(name)

@@ -70,6 +70,7 @@ class Walker:
 
     def run(self, ctx: PythonContext) -> None:
         self.ctx = ctx
+        self.in_except = 0
         for rule in self.rules:
             rule.begin(ctx)
         self.walk(ctx.module)
@@ -173,15 +174,15 @@ class Walker:
             self.ctx.resolver.bind(local, qualified)
             self.dispatch(qualified, alias, "import")
 
-    def bind_target(self, target: cst.BaseExpression, qualified: str | None = None) -> None:
+    def bind_target(self, target: cst.BaseExpression, qualified: str | None = None, fallback: bool = False) -> None:
         """Bind the names an assignment target introduces; attribute targets are references."""
         if isinstance(target, cst.Name):
-            self.ctx.resolver.bind(target.value, qualified)
+            self.ctx.resolver.bind(target.value, qualified, fallback)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self.bind_target(element.value)
+                self.bind_target(element.value, None, fallback)
         elif isinstance(target, cst.StarredElement):
-            self.bind_target(target.value)
+            self.bind_target(target.value, None, fallback)
         else:
             self.walk(target)
 
@@ -194,8 +195,9 @@ class Walker:
     def _assign(self, node: cst.Assign) -> None:
         self.walk(node.value)
         alias = self._alias_of(node.value)
+        fallback = self.in_except > 0 or (isinstance(node.value, cst.Name) and node.value.value == "None")
         for target in node.targets:
-            self.bind_target(target.target, alias)
+            self.bind_target(target.target, alias, fallback)
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         self.walk(node.annotation)
@@ -227,7 +229,9 @@ class Walker:
             self.walk(node.type)
         if node.name is not None:
             self.bind_target(node.name.name)
+        self.in_except += 1
         self.walk(node.body)
+        self.in_except -= 1
 
     def _named_expr(self, node: cst.NamedExpr) -> None:
         self.walk(node.value)
