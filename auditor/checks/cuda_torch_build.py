@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import re
+
+from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped, match_package, package_entries, where
+from auditor.checks.base import Invalid, Valid
+from auditor.context import FileContext
+from auditor.model import Severity
+from auditor.readers import Requirement, read_dependencies, report
+
+
+class CudaTorchBuild(DependencyRule):
+    code = "LK501"
+    name = "cuda-torch-build"
+    severity = Severity.MAJOR
+    message = "`{package}` is pinned to a CUDA build ({evidence}){where}: other targets need a different wheel."
+    suggestion = ("Pin the version without the local label (`{package}==X.Y.Z`) and choose the build per target with "
+                  "the index instead (download.pytorch.org/whl/rocmX.Y, /whl/xpu, /whl/cpu, or "
+                  "`uv pip install --torch-backend=auto`), e.g. in per-target requirement files or extras.")
+    what = ("Finds requirements that name a CUDA build: local version labels such as `torch==2.1.0+cu121` or "
+            "`torch-scatter==2.1.2+pt21cu121`, direct wheel URLs carrying `%2Bcu121` or a `/cu121/` path, and "
+            "CUDA extras (`pkg[cu13]`) of packages no other dependency rule covers.") + SCOPE_NOTE
+    why = ("A `+cuNNN` wheel only exists for Linux/Windows and only drives NVIDIA GPUs: on macOS the install fails, "
+           "and on ROCm, XPU, TPU or Trainium machines it installs a torch that silently runs on the CPU or "
+           "conflicts with the backend's own torch build.")
+    instead = ("Keep the version and let the index pick the build:\n\n"
+               "```text\n# requirements-cuda.txt\n--index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.0\n\n"
+               "# requirements-rocm.txt\n--index-url https://download.pytorch.org/whl/rocm6.1\ntorch==2.1.0\n```\n\n"
+               "or `uv pip install torch --torch-backend=auto`.")
+
+    VALID = [
+        Valid("# torch==2.1.0+cu121\ntorch==2.1.0\ntorchvision\n", path="requirements.txt"),
+        Valid("torch==2.1.0+cpu\ntorchaudio==2.1.0+rocm5.6\n", path="requirements.txt"),
+        Valid('[project]\nname = "x"\ndescription = "runs on cu121 and nvidia"\ndependencies = ["torch>=2.1"]\n',
+              path="pyproject.toml"),
+        Valid("from setuptools import setup\nsetup(install_requires=['torch'])  # torch==2.1+cu121\n", path="setup.py"),
+        Valid("jax[cuda12]\n", path="requirements.txt"),  # the gpu-kernel-package rule owns it
+    ]
+    INVALID = [
+        Invalid("numpy\ntorch==2.1.0+cu121\n", path="requirements.txt", line=2),
+        Invalid("torch-scatter==2.1.2+pt21cu121 ; sys_platform == 'linux'\n", path="requirements.txt", line=1),
+        Invalid("torchvision @ https://download.pytorch.org/whl/cu121/torchvision-0.16.0%2Bcu121-cp311-cp311-"
+                "linux_x86_64.whl\n", path="requirements-gpu.txt", line=1),
+        Invalid('[project]\nname = "x"\ndependencies = [\n    "numpy",\n    "torch==2.3.1+cu118",\n]\n',
+                path="pyproject.toml", line=5),
+        Invalid('[tool.poetry.dependencies]\npython = "^3.11"\ntorch = { version = "2.1.0+cu121", source = "torch" }\n',
+                path="pyproject.toml", line=3),
+        Invalid("[options]\ninstall_requires =\n    numpy\n    torch==2.0.1+cu117\n", path="setup.cfg", line=4),
+        Invalid("from setuptools import setup\nREQUIRED = [\n    'torch==2.1.0+cu121',\n]\n"
+                "setup(name='x', install_requires=REQUIRED)\n", path="setup.py", line=3),
+        Invalid("humming-kernels[cu13]==0.1.19\n", path="requirements.txt", line=1),
+    ]
+
+    def check_file(self, ctx: FileContext) -> None:
+        table = ctx.catalogue.table("packages").get("cuda_build", {})
+        label = re.compile(table.get("local_label", r"$^"), re.IGNORECASE)
+        url = re.compile(table.get("url", r"$^"), re.IGNORECASE)
+        extras = re.compile(table.get("extras", r"$^"), re.IGNORECASE)
+        entries = package_entries(ctx)
+        for req in read_dependencies(ctx).requirements:
+            evidence = self._evidence(req, label, url)
+            if evidence is None and match_package(req, entries) is None:
+                evidence = next((f"[{e}]" for e in req.extras if extras.search(e)), None)
+            if evidence is not None and not cuda_scoped(ctx, req):
+                report(ctx, self, req, package=req.name or _file_name(req.url), evidence=evidence, where=where(req))
+
+    @staticmethod
+    def _evidence(req: Requirement, label: re.Pattern, url: re.Pattern) -> str | None:
+        found = label.search(req.specifier)
+        if found is not None:
+            return found.group(0)
+        if req.url:
+            found = url.search(req.url)
+            if found is not None:
+                return found.group(0).replace("%2B", "+").replace("%2b", "+").strip("/")
+        return None
+
+
+def _file_name(url: str | None) -> str:
+    return (url or "").rstrip("/").rsplit("/", 1)[-1][:80]

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped
+from auditor.checks.base import Invalid, Valid
+from auditor.context import FileContext
+from auditor.model import Severity
+from auditor.readers import IndexUrl, read_dependencies, report
+
+
+class CudaWheelIndex(DependencyRule):
+    code = "LK502"
+    name = "cuda-wheel-index"
+    severity = Severity.MAJOR
+    message = "{option} {target} serves CUDA builds{via}: every install from it gets NVIDIA wheels."
+    suggestion = ("Choose the index per target: download.pytorch.org/whl/cuXXX for NVIDIA, /whl/rocmX.Y for AMD, "
+                  "/whl/xpu for Intel, /whl/cpu for CPU (and plain PyPI on macOS), e.g. one requirements file or "
+                  "uv index per target selected with markers or extras, or `uv pip install --torch-backend=auto`.")
+    what = ("Finds package indexes and find-links locations that serve CUDA wheels: `--index-url`/"
+            "`--extra-index-url`/`-f` lines pointing at download.pytorch.org/whl/cuNNN (nightly included), "
+            "pypi.nvidia.com or pypi.ngc.nvidia.com, uv `[[tool.uv.index]]` / `[tool.uv.sources]` and Poetry "
+            "`[[tool.poetry.source]]` entries that point at them, and `dependency_links`.") + SCOPE_NOTE
+    why = ("The index decides which torch build gets installed: a cuNNN index installs the CUDA build everywhere, "
+           "which on ROCm, XPU, TPU or Trainium machines runs on the CPU or conflicts with the backend's torch, "
+           "and has no macOS wheels at all.")
+    instead = ("```toml\n[[tool.uv.index]]\nname = \"pytorch-cu121\"\nurl = \"https://download.pytorch.org/whl/cu121\"\n"
+               "explicit = true\n\n[[tool.uv.index]]\nname = \"pytorch-rocm\"\nurl = \"https://download.pytorch.org/"
+               "whl/rocm6.2\"\nexplicit = true\n\n[tool.uv.sources]\ntorch = [\n  { index = \"pytorch-cu121\", extra = "
+               "\"cuda\" },\n  { index = \"pytorch-rocm\", extra = \"rocm\" },\n]\n```")
+
+    VALID = [
+        Valid("--index-url https://download.pytorch.org/whl/cpu\ntorch\n", path="requirements.txt"),
+        Valid("--extra-index-url https://download.pytorch.org/whl/rocm6.2\n# --extra-index-url "
+              "https://download.pytorch.org/whl/cu121\ntorch\n", path="requirements.txt"),
+        Valid("-f https://download.pytorch.org/whl/torch_stable.html\n--extra-index-url "
+              "https://download.pytorch.org/whl/xpu\n", path="requirements.txt"),
+        Valid('[[tool.uv.index]]\nname = "pytorch-cpu"\nurl = "https://download.pytorch.org/whl/cpu"\n\n'
+              '[tool.uv.sources]\ntorch = { index = "pytorch-cpu" }\n', path="pyproject.toml"),
+        Valid('[project]\nname = "x"\ndescription = "see https://pypi.nvidia.com"\n', path="pyproject.toml"),
+        # The per-target structure this rule recommends: a CUDA-only file or extra.
+        Valid("--extra-index-url https://download.pytorch.org/whl/cu121\ntorch\n", path="requirements/cuda.txt"),
+        Valid('[tool.uv.sources]\ntorch = [{ index = "pytorch-cu121", extra = "cu121" }]\n', path="pyproject.toml"),
+    ]
+    INVALID = [
+        Invalid("--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.0\n", path="requirements.txt",
+                line=1),
+        Invalid("-i https://download.pytorch.org/whl/nightly/cu128\n", path="requirements.txt", line=1),
+        Invalid("--extra-index-url=https://pypi.nvidia.com\ntensorrt\n", path="requirements/gpu.txt", line=1),
+        Invalid("-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n", path="requirements.txt",
+                line=1),
+        Invalid('[project]\nname = "x"\n\n[[tool.uv.index]]\nname = "pytorch-cu124"\n'
+                'url = "https://download.pytorch.org/whl/cu124"\nexplicit = true\n', path="pyproject.toml", line=6),
+        Invalid('[tool.uv.sources]\ntorch = [\n  { index = "pytorch-cu121", marker = "sys_platform == \'linux\'" },\n]\n',
+                path="pyproject.toml", line=3),
+        Invalid('[tool.poetry]\nname = "x"\n\n[[tool.poetry.source]]\nname = "torch-gpu"\n'
+                'url = "https://download.pytorch.org/whl/cu118"\npriority = "explicit"\n', path="pyproject.toml",
+                line=6),
+        Invalid("from setuptools import setup\nsetup(name='x', dependency_links=["
+                "'https://download.pytorch.org/whl/cu113/torch_stable.html'])\n", path="setup.py", line=2),
+    ]
+
+    def check_file(self, ctx: FileContext) -> None:
+        table = ctx.catalogue.table("packages").get("cuda_index", {})
+        hosts = {h.lower() for h in table.get("hosts", ())}
+        url = re.compile(table.get("url", r"$^"), re.IGNORECASE)
+        name = re.compile(table.get("name", r"$^"), re.IGNORECASE)
+        for index in read_dependencies(ctx).indexes:
+            if self._is_cuda(index, hosts, url, name) and not cuda_scoped(ctx, index):
+                via = f" (routes `{index.package}`)" if index.package else ""
+                report(ctx, self, index, option=index.option, target=index.url or f"index `{index.name}`", via=via)
+
+    @staticmethod
+    def _is_cuda(index: IndexUrl, hosts: set[str], url: re.Pattern, name: re.Pattern) -> bool:
+        if not index.url:
+            return bool(index.name) and name.search(index.name) is not None
+        try:
+            parts = urlsplit(index.url)
+        except ValueError:
+            return False
+        host = (parts.hostname or "").lower()
+        return host in hosts or url.search(parts.path) is not None

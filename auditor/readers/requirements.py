@@ -1,0 +1,177 @@
+"""pip requirements files (requirements*.txt, *.in, constraints), parsed line by line with
+pip-requirements-parser (pip's own line grammar) from the text already read, plus the -r / -c
+files they include when discovery would not read those on its own."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from typing import TYPE_CHECKING
+
+import pip_requirements_parser as pip_req
+
+from auditor.model import FileError
+from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salvage_requirement
+
+if TYPE_CHECKING:
+    from auditor.context import FileContext
+
+# optparse destinations of the options that say where packages come from.
+_INDEX_OPTIONS = {"index_url": "--index-url", "extra_index_urls": "--extra-index-url", "find_links": "--find-links"}
+
+
+def read_requirements(ctx: FileContext) -> Dependencies:
+    deps = Dependencies()
+    real = _real_path(ctx)
+    _Reader(ctx, deps).read_file(ctx, real, chain=(real,) if real else ())
+    return deps
+
+
+def _real_path(ctx: FileContext) -> str | None:
+    """Where the file is on disk: the engine tells us; else try the display path from the cwd."""
+    path = getattr(ctx, "source_path", None) or ctx.path
+    return os.path.realpath(path) if os.path.isfile(path) else None
+
+
+class _Reader:
+    def __init__(self, root: FileContext, deps: Dependencies) -> None:
+        self.root = root
+        self.deps = deps
+        self.seen: set[str] = set()
+
+    def read_file(self, ctx: FileContext, real: str | None, chain: tuple[str, ...]) -> None:
+        if real:
+            self.seen.add(real)
+        owner = None if ctx is self.root else ctx
+        line_parser = pip_req.get_line_parser()
+        for item in pip_req.preprocess(ctx.text):
+            if isinstance(item, pip_req.CommentLine):
+                continue
+            number, line = item
+            try:
+                requirement_string, options, arguments = line_parser(line)
+            except Exception as exc:  # optparse errors on unknown options, shlex errors on quotes
+                self.error(ctx, number, _first_line(exc))
+                continue
+            if requirement_string or options.editables:
+                self.requirement(ctx, owner, number, line, requirement_string, options)
+            self.options(ctx, owner, number, line, options, real, chain)
+
+    def requirement(self, ctx: FileContext, owner: FileContext | None, number: int, line: str,
+                    requirement_string: str, options) -> None:
+        editable = bool(options.editables) and not requirement_string
+        parsed = pip_req.ParsedRequirement(
+            requirement_string=options.editables[0] if editable else requirement_string,
+            is_editable=editable, is_constraint=False,
+            requirement_line=pip_req.RequirementLine(line=line, line_number=number, filename=ctx.path),
+        )
+        try:
+            built = pip_req.build_req_from_parsedreq(parsed)
+        except Exception as exc:
+            self.error(ctx, number, _first_line(exc))
+            salvaged = salvage_requirement(requirement_string)
+            if salvaged is not None:
+                self.add(ctx, owner, number, salvaged)
+            return
+        name = built.name
+        req = built.req
+        self.add(ctx, owner, number, Requirement(
+            name=name, key=normalize(name) if name else None,
+            extras=tuple(sorted(built.extras or ())),
+            specifier=str(req.specifier) if req is not None else "",
+            url=built.link.url if built.link is not None else None,
+            marker=str(built.marker) if built.marker else None,
+            text=parsed.requirement_string,
+        ))
+
+    def add(self, ctx: FileContext, owner: FileContext | None, number: int, item: Requirement) -> None:
+        item.origin = "requirements"
+        item.owner = owner
+        item.line = item.end_line = number
+        item.column, item.end_column = _span(ctx, number)
+        self.deps.requirements.append(item)
+
+    def options(self, ctx: FileContext, owner: FileContext | None, number: int, line: str, options,
+                real: str | None, chain: tuple[str, ...]) -> None:
+        for dest, flag in _INDEX_OPTIONS.items():
+            value = getattr(options, dest, None)
+            for url in [value] if isinstance(value, str) else value or []:
+                url = url.lstrip("=")
+                column, end = _find(ctx, number, url)
+                self.deps.indexes.append(IndexUrl(
+                    line=number, column=column, end_line=number, end_column=end, owner=owner,
+                    url=url, option=flag))
+        for include in [*(options.requirements or []), *(options.constraints or [])]:
+            self.include(ctx, number, include.lstrip("="), real, chain)
+
+    def include(self, ctx: FileContext, number: int, include: str, real: str | None,
+                chain: tuple[str, ...]) -> None:
+        """Read `-r other.txt` when discovery would not pick the file up on its own."""
+        from auditor.discover import file_kind
+
+        if "://" in include or real is None:
+            return  # remote includes are never fetched; without a location there is nothing to join
+        target = os.path.join(os.path.dirname(real), include)
+        if file_kind(target) is not None:
+            return  # scanned as a file of its own
+        display = posixpath.normpath(posixpath.join(posixpath.dirname(ctx.path), include.replace(os.sep, "/")))
+        target_real = os.path.realpath(target)
+        if target_real in chain:
+            self.error(ctx, number, f"include cycle: {include} is already being read", kind="include-cycle")
+            return
+        if target_real in self.seen:
+            return  # already read through another include
+        text = self.load(ctx, number, target, display)
+        if text is not None:
+            from auditor.context import FileContext
+
+            sub = FileContext(display, text, ctx.catalogue, "requirements")
+            self.read_file(sub, target_real, (*chain, target_real))
+            self.root.errors.extend(e for e in sub.errors if e not in self.root.errors)
+
+    def load(self, ctx: FileContext, number: int, target: str, display: str) -> str | None:
+        from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_text
+
+        try:
+            if os.path.getsize(target) > DEFAULT_MAX_BYTES:
+                self.root.errors.append(FileError(display, "too-large", "included file is too large; not scanned"))
+                return None
+            with open(target, "rb") as handle:
+                return decode_text(handle.read())
+        except FileNotFoundError:
+            self.error(ctx, number, f"included file not found: {os.path.basename(target)}", kind="read")
+        except OSError as exc:
+            self.error(ctx, number, f"cannot read included file: {exc.strerror or exc}", kind="read")
+        except SourceError as exc:
+            self.root.errors.append(FileError(display, exc.kind, exc.message))
+        return None
+
+    def error(self, ctx: FileContext, number: int, message: str, kind: str = "parse") -> None:
+        error = FileError(ctx.path, kind, f"line {number}: {message}")
+        if error not in self.root.errors:
+            self.root.errors.append(error)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().removeprefix("pip_requirements_parser: error: ").replace("requirement: : ", "requirement: ")
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _span(ctx: FileContext, number: int) -> tuple[int, int]:
+    """The requirement's columns on its first line: from the first character to before a comment."""
+    text = ctx.lines[number - 1] if 0 < number <= len(ctx.lines) else ""
+    start = len(text) - len(text.lstrip())
+    body = text
+    cut = body.find(" #")
+    if cut >= 0:
+        body = body[:cut]
+    body = body.rstrip().rstrip("\\").rstrip()
+    return start + 1, max(len(body), start) + 1
+
+
+def _find(ctx: FileContext, number: int, needle: str) -> tuple[int, int]:
+    text = ctx.lines[number - 1] if 0 < number <= len(ctx.lines) else ""
+    at = text.find(needle)
+    if at < 0:
+        return _span(ctx, number)
+    return at + 1, at + len(needle) + 1
