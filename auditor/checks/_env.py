@@ -1,0 +1,180 @@
+"""The one environment-variable matcher behind LK304, LK601 and LK602.
+
+Which variables count, which rule owns each and what to use instead lives in rules/env.toml
+(`[[env_var]]` rows). A string literal counts only where code reads or writes the environment:
+a subscript (`os.environ["X"]`), the first positional argument of a call (`os.getenv("X")`,
+`monkeypatch.setenv("X", ...)`), a dict-literal key, a keyword (`dict(X=...)`, `.update(X=...)`),
+`"X" in os.environ`, an assignment to a name like `*_ENV_VAR` (or to a constant spelled like the
+value), and, for exact names only, an element of a list/tuple/set literal (`for k in ("CUDA_HOME",
+...)`). Mentions inside longer strings, comments and docstrings never do."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from auditor.catalogue import Catalogue, load_catalogue
+from auditor.checks._helpers import name_of_target, positional, string_value
+from auditor.checks.base import Rule
+from auditor.context import PythonContext
+from auditor.model import TARGETS
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """What the catalogue says about one variable (or prefix)."""
+
+    rule: str  # kebab name of the reporting rule
+    why: str
+    instead: str  # rendered per-target equivalents
+
+
+def render_instead(instead: dict[str, str]) -> str:
+    """{"rocm": "A", "all": "B"} -> "rocm: A; elsewhere: B" (targets in the usual order)."""
+    parts = [f"{target}: {instead[target]}" for target in TARGETS if target in instead]
+    if "all" in instead:
+        parts.append(("elsewhere: " if parts else "") + instead["all"])
+    return "; ".join(parts) or "no portable equivalent"
+
+
+class EnvIndex:
+    """Exact names first, then the longest matching prefix."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.exact: dict[str, EnvVar] = {}
+        self.prefixes: list[tuple[str, EnvVar]] = []
+        for row in rows:
+            var = EnvVar(row["rule"], row.get("why", ""), render_instead(row.get("instead", {})))
+            if "name" in row:
+                self.exact[row["name"]] = var
+            elif "prefix" in row:
+                self.prefixes.append((row["prefix"], var))
+        self.prefixes.sort(key=lambda item: -len(item[0]))
+
+    def lookup(self, name: str, exact_only: bool = False) -> EnvVar | None:
+        if not _ENV_NAME.fullmatch(name):
+            return None
+        var = self.exact.get(name)
+        if var is not None or exact_only:
+            return var
+        for prefix, var in self.prefixes:
+            if name.startswith(prefix) and len(name) > len(prefix):  # "NCCL_" alone is a prefix test
+                return var
+        return None
+
+
+_INDEXES: dict[int, tuple[dict, EnvIndex]] = {}
+
+
+def env_index(catalogue: Catalogue) -> EnvIndex:
+    """The index for this catalogue's env table, built once."""
+    table = catalogue.table("env")
+    cached = _INDEXES.get(id(table))
+    if cached is None or cached[0] is not table:
+        cached = (table, EnvIndex(table.get("env_var", [])))
+        _INDEXES[id(table)] = cached
+    return cached[1]
+
+
+def rule_tokens(rule: str) -> tuple[str, ...]:
+    """Prefilter tokens for one rule: every name and prefix it owns, lower-cased."""
+    rows = load_catalogue().table("env").get("env_var", [])
+    return tuple(sorted({(row.get("name") or row["prefix"]).lower() for row in rows if row["rule"] == rule}))
+
+
+def callee_name(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:
+    """print(...), logger.info(...), RuntimeError(...): their strings are text, not code."""
+    name = callee_name(call)
+    if name is None:
+        return False
+    table = catalogue.table("env").get("messages", {})
+    return name in table.get("callees", ()) or name.endswith(tuple(table.get("callee_suffixes", ())))
+
+
+class EnvVarRule(Rule):
+    """Base of the env-var rules: reports the variables the catalogue gives to `self.name`."""
+
+    def _check(self, node: cst.CSTNode, name: str | None, ctx: PythonContext, exact_only: bool = False) -> None:
+        if name is None:
+            return
+        var = env_index(ctx.catalogue).lookup(name, exact_only)
+        if var is not None and var.rule == self.name:
+            ctx.report(self, node, var=name, why=var.why, instead=var.instead)
+
+    def _literal(self, node: cst.CSTNode, ctx: PythonContext, exact_only: bool = False) -> None:
+        # Every listed name contains "_": a cheap test before evaluating the literal.
+        if isinstance(node, cst.SimpleString) and "_" in node.value:
+            self._check(node, string_value(node), ctx, exact_only)
+        elif isinstance(node, cst.ConcatenatedString):
+            self._check(node, string_value(node), ctx, exact_only)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx: PythonContext) -> None:
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            self._literal(node.slice[0].slice.value, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
+        if is_message_call(node, ctx.catalogue):
+            return
+        first = positional(node, 0)
+        ignored = ctx.catalogue.table("env").get("env_contexts", {}).get("not_lookup_callees", ())
+        if first is not None and callee_name(node) not in ignored:
+            self._literal(first.value, ctx)
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._check(arg.keyword, arg.keyword.value, ctx)
+
+    def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self._literal(element.key, ctx)
+
+    def visit_Comparison(self, node: cst.Comparison, ctx: PythonContext) -> None:
+        if node.comparisons and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+            self._literal(node.left, ctx)
+
+    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
+        name = name_of_target(target) if value is not None else None
+        if name is None:
+            return
+        pattern = ctx.catalogue.table("env").get("env_contexts", {}).get("env_target_pattern", "env|var")
+        values = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for item in values:
+            text = string_value(item)
+            if text is not None and (re.search(pattern, name, re.IGNORECASE) or name.strip("_") == text):
+                self._check(item, text, ctx)
+
+    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
+        for target in node.targets:
+            self._assigned(target.target, node.value, ctx)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
+        self._assigned(node.target, node.value, ctx)
+
+    def _elements(self, node: cst.List | cst.Tuple | cst.Set, ctx: PythonContext) -> None:
+        # Lists of variables to forward, clear or check; exact names only, as a list of
+        # NCCL_* words is as likely to be a list of algorithm or backend names.
+        for element in node.elements:
+            self._literal(element.value, ctx, exact_only=True)
+
+    def visit_List(self, node: cst.List, ctx: PythonContext) -> None:
+        self._elements(node, ctx)
+
+    def visit_Tuple(self, node: cst.Tuple, ctx: PythonContext) -> None:
+        self._elements(node, ctx)
+
+    def visit_Set(self, node: cst.Set, ctx: PythonContext) -> None:
+        self._elements(node, ctx)

@@ -1,0 +1,249 @@
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from auditor.checks._helpers import keyword, name_of_target, positional, string_value
+from auditor.checks.base import Invalid, Rule, Valid
+from auditor.context import PythonContext
+from auditor.model import Category, Severity
+
+STATE = "LK301"
+BACKEND_WORD = re.compile("backend", re.IGNORECASE)
+
+
+def _is_nccl(node: cst.CSTNode) -> bool:
+    value = string_value(node)
+    return value is not None and value.lower() == "nccl"
+
+
+def _nccl_literals(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """"nccl", or "nccl" as a branch of `a if c else b` / `a or b`, or as the fallback of
+    `os.environ.get("X", "nccl")`, `os.getenv(...)` and `getattr(args, "backend", "nccl")`."""
+    if value is None:
+        return []
+    if isinstance(value, cst.IfExp):
+        if _mentions_cuda(value.test):  # "nccl" only where CUDA is there: not lock-in
+            return _nccl_literals(value.body if _negated(value.test) else value.orelse)
+        return [*_nccl_literals(value.body), *_nccl_literals(value.orelse)]
+    if isinstance(value, cst.BooleanOperation):
+        return [*_nccl_literals(value.left), *_nccl_literals(value.right)]
+    if isinstance(value, cst.Call) and _callee(value) in _FALLBACK_CALLS and len(value.args) >= 2:
+        return _nccl_literals(value.args[-1].value) if value.args[-1].keyword is None else []
+    return [value] if _is_nccl(value) else []
+
+
+def _negated(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+
+
+def _mentions_cuda(test: cst.BaseExpression) -> bool:
+    """Whether a condition looks at CUDA: torch.cuda.is_available(), dev.type == "cuda", args.use_cuda."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        text = None
+        if isinstance(node, cst.Name):
+            text = node.value
+        elif isinstance(node, cst.SimpleString):
+            text = string_value(node)
+        if text is not None and "cuda" in text.lower():
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _strings_in(node: cst.CSTNode) -> list[cst.CSTNode]:
+    stack, found = [node], []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.SimpleString):
+            found.append(current)
+        else:
+            stack.extend(current.children)
+    return found
+
+
+_QUERY_PREFIXES = ("is_", "has_", "get_", "check")
+_FALLBACK_CALLS = frozenset({"get", "getenv", "getattr", "pop", "setdefault"})
+
+
+def _callee(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+class NcclBackend(Rule):
+    code = "LK301"
+    name = "nccl-backend"
+    category = Category.DISTRIBUTED
+    severity = Severity.MAJOR
+    message = "Process-group backend hard-coded to NCCL ({literal}): only NVIDIA (and ROCm through RCCL) provide it."
+    suggestion = ("`backend=dist.get_default_backend_for_device(DEVICE)` (torch 2.6), or leave the backend unset "
+                  "and pass `device_id=torch.device(DEVICE.type, local_rank)` (torch 2.6).")
+    min_torch = "2.6"
+    tokens = ("nccl",)
+    what = ('Finds "nccl" chosen as the torch.distributed backend: `init_process_group("nccl")`, `backend="nccl"` '
+            'and `*_backend="nccl"` arguments in any call, `default="nccl"` (argparse, dataclass fields), '
+            "`dist.Backend.NCCL`, and variables, attributes, dict entries, parameters or return values named "
+            "like a backend (or later passed as one) that hold \"nccl\". A \"nccl\" chosen only in a branch "
+            "that checks for CUDA (`elif torch.cuda.is_available(): backend = \"nccl\"`) is a per-device "
+            "choice and is not reported; comparisons such as `backend == \"nccl\"` neither.")
+    why = ("NCCL exists only on NVIDIA GPUs (ROCm ships RCCL under the same name). On XPU the backend is xccl, "
+           "on CPU and MPS gloo, on TPU and Trainium their own backends: `init_process_group(\"nccl\")` raises "
+           "there before training starts.")
+    instead = ("Let PyTorch pick the backend for the device:\n\n```python\n"
+               "dist.init_process_group(backend=dist.get_default_backend_for_device(DEVICE))\n"
+               "# or, torch 2.6+: no backend, bind the rank's device instead\n"
+               "dist.init_process_group(device_id=torch.device(DEVICE.type, local_rank))\n```\n\n"
+               "`get_default_backend_for_device` maps cuda to nccl, xpu to xccl, cpu to gloo (mps from torch 2.8) "
+               "and PrivateUse1 backends such as TorchTPU and TorchNeuron to the backend they register.")
+
+    VALID = [
+        Valid('import logging\nlogging.info("using nccl backend")\nprint("nccl")\n'),
+        Valid('"""Initialise with the nccl backend."""\n# dist.init_process_group("nccl")\n'),
+        Valid('import torch.distributed as dist\nif dist.get_backend() == "nccl":\n    pass\n'),
+        Valid('import torch.distributed as dist\nif backend == dist.Backend.NCCL:\n    pass\n'),
+        Valid('import torch.distributed as dist\ndist.init_process_group(backend="cpu:gloo,cuda:nccl")\n'),
+        Valid('import torch.distributed as dist\n'
+              'dist.init_process_group(backend=dist.get_default_backend_for_device(device))\n'),
+        Valid('parser.add_argument("--backend", choices=["nccl", "gloo"])\nname = "nccl"\nprint(name)\n'),
+        Valid('def setup(dist):\n    dist.init_process_group(backend)\n'),
+        Valid('import torch\nbackend = "nccl" if torch.cuda.is_available() else "gloo"\n'),
+        Valid('import torch\nif is_xpu_available():\n    backend = "xccl"\nelif torch.cuda.is_available():\n'
+              '    backend = "nccl"\n'),
+        Valid('import torch.distributed as dist\nok = dist.is_backend_available("nccl")\n'),
+        Valid('if not args.cuda:\n    backend = "gloo"\nelse:\n    backend = "nccl"\n'),
+    ]
+    INVALID = [
+        Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n', line=2),
+        Invalid('from torch import distributed as d\nd.init_process_group(backend="NCCL", init_method="env://")\n',
+                line=2),
+        Invalid('import torch\ntorch.distributed.init_process_group(backend=torch.distributed.Backend.NCCL)\n',
+                line=2),
+        Invalid('from torch.distributed import Backend\nname = Backend.NCCL\n', line=2),
+        Invalid('parser.add_argument("--dist-backend", default="nccl")\n', line=1),
+        Invalid('DIST_BACKEND = "nccl"\n', line=1),
+        Invalid('import torch.distributed as dist\nb = "nccl"\ndist.init_process_group(b)\n', line=2),
+        Invalid('def init(backend="nccl"):\n    pass\n', line=1),
+        Invalid('config = {"dist_backend": "nccl"}\n', line=1),
+        Invalid('import torch\nbackend = "nccl" if use_nccl else "gloo"\n', line=2),
+        Invalid('if device == "xpu":\n    backend = "xccl"\nelse:\n    backend = "nccl"\n', line=4),
+        Invalid('import deepspeed\ndeepspeed.init_distributed(dist_backend="nccl")\n', line=2),
+        Invalid('class Args:\n    ddp_backend: str = "nccl"\n', line=2),
+        Invalid('def get_backend():\n    return "nccl"\n', line=2),
+        Invalid('import os\nbackend = os.environ.get("DIST_BACKEND", "nccl")\n', line=2),
+        Invalid('import torch.distributed._symmetric_memory as symm_mem\nsymm_mem.set_backend("NCCL")\n', line=2),
+    ]
+
+    def begin(self, ctx: PythonContext) -> None:
+        # pending name -> "nccl" literals; names used as a backend; Backend.NCCL nodes inside
+        # comparisons; literals in branches that only run with CUDA
+        ctx.state[STATE] = ({}, set(), set(), set())
+
+    # -- backend positions -----------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
+        for arg in node.args:
+            if arg.keyword is not None and BACKEND_WORD.search(arg.keyword.value):
+                self._backend_value(arg.value, ctx)
+        index = ctx.catalogue.table("distributed").get("backend_functions", {}).get(ctx.qualify(node.func) or "")
+        callee = _callee(node) or ""
+        if index is None and BACKEND_WORD.search(callee) and not callee.startswith(_QUERY_PREFIXES):
+            index = 0  # set_backend("nccl"), Backend("nccl"); not is_backend_available("nccl")
+        if index is not None:
+            arg = positional(node, index)
+            if arg is not None:
+                self._backend_value(arg.value, ctx)
+        default = keyword(node, "default")
+        if default is not None:
+            for literal in _nccl_literals(default.value):
+                self._report(literal, ctx)
+
+    def _backend_value(self, value: cst.BaseExpression, ctx: PythonContext) -> None:
+        name = name_of_target(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        if name is not None:
+            ctx.state[STATE][1].add(name)
+        for literal in _nccl_literals(value):
+            self._report(literal, ctx)
+
+    def visit_Comparison(self, node: cst.Comparison, ctx: PythonContext) -> None:
+        # `backend == dist.Backend.NCCL` tests the backend, it does not choose it.
+        stack: list[cst.CSTNode] = [node.left, *(c.comparator for c in node.comparisons)]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Attribute):
+                ctx.state[STATE][2].add(id(current))
+            elif isinstance(current, (cst.Tuple, cst.List, cst.Set)):
+                stack.extend(e.value for e in current.elements)
+
+    def visit_If(self, node: cst.If, ctx: PythonContext) -> None:
+        # `elif torch.cuda.is_available(): backend = "nccl"` is a per-device choice, not lock-in;
+        # the CUDA check itself is reported by LK201.
+        if not _mentions_cuda(node.test):
+            return
+        branch = node.orelse if _negated(node.test) else node.body
+        if isinstance(branch, cst.Else):
+            branch = branch.body
+        if isinstance(branch, cst.BaseSuite):
+            ctx.state[STATE][3].update(id(n) for n in _strings_in(branch))
+
+    def visit_Attribute(self, node: cst.Attribute, ctx: PythonContext) -> None:
+        if id(node) in ctx.state[STATE][2]:
+            return
+        qualified = ctx.qualify(node)
+        if qualified is None:
+            return
+        for constant in ctx.catalogue.table("distributed").get("backend_constants", ()):
+            if qualified == constant or qualified.startswith(constant + "."):
+                self._report(node, ctx)
+                return
+
+    def _report(self, node: cst.CSTNode, ctx: PythonContext) -> None:
+        if id(node) in ctx.state[STATE][3]:
+            return
+        ctx.report(self, node, literal=ctx.module.code_for_node(node)[:40])
+
+    # -- values that feed a backend position -------------------------------------------------------
+    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
+        literals = _nccl_literals(value)
+        name = name_of_target(target) if literals else None
+        if name is None:
+            return
+        if BACKEND_WORD.search(name):
+            for literal in literals:
+                self._report(literal, ctx)
+        else:
+            ctx.state[STATE][0].setdefault(name, []).extend(literals)
+
+    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
+        for target in node.targets:
+            self._assigned(target.target, node.value, ctx)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
+        self._assigned(node.target, node.value, ctx)
+
+    def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
+        self._assigned(node.name, node.default, ctx)
+
+    def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                key = string_value(element.key)
+                if key is not None and BACKEND_WORD.search(key):
+                    for literal in _nccl_literals(element.value):
+                        self._report(literal, ctx)
+
+    def visit_Return(self, node: cst.Return, ctx: PythonContext) -> None:
+        if BACKEND_WORD.search(ctx.function_name or "-"):
+            for literal in _nccl_literals(node.value):
+                self._report(literal, ctx)
+
+    def finish(self, ctx: PythonContext) -> None:
+        pending, used = ctx.state[STATE][:2]
+        for name, literals in pending.items():
+            if name in used:
+                for literal in literals:
+                    self._report(literal, ctx)

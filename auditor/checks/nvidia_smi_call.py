@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from auditor.checks._env import is_message_call
+from auditor.checks._helpers import name_of_target, string_value
+from auditor.checks.base import Invalid, Rule, Valid
+from auditor.context import PythonContext
+from auditor.model import Category, Severity
+
+STATE = "LK603"
+
+
+def _command_text(node: cst.BaseExpression) -> str | None:
+    """The leading text of a string, f-string or `"..." + x` command; None when not a string."""
+    value = string_value(node)
+    if value is not None:
+        return value
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        return first.value if isinstance(first, cst.FormattedStringText) else None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _command_text(node.left)
+    return None
+
+
+class NvidiaSmiCall(Rule):
+    code = "LK603"
+    name = "nvidia-smi-call"
+    category = Category.ENV
+    severity = Severity.MINOR
+    message = "Runs `nvidia-smi`, which exists only on machines with the NVIDIA driver: this fails on every other target, ROCm included."
+    suggestion = ("Ask PyTorch instead (`torch.accelerator.device_count()`, `torch.accelerator.get_memory_info()`), "
+                  "or call the target's tool (amd-smi, xpu-smi, neuron-ls) and treat a missing tool as optional.")
+    tokens = ("nvidia-smi",)
+    what = ('Finds "nvidia-smi ..." commands (a string, f-string or a list/tuple whose first element starts with '
+            "nvidia-smi) passed to a call: subprocess.run/Popen/check_output/call, os.system, os.popen, "
+            "shutil.which and shell helpers, directly or through a variable.")
+    why = ("nvidia-smi ships with the NVIDIA driver. On ROCm, XPU, TPU, Trainium, MPS and CPU machines the binary "
+           "is missing, so device discovery or monitoring built on it raises (FileNotFoundError, "
+           "CalledProcessError) or reports no devices.")
+    instead = ("```python\ncount = torch.accelerator.device_count()\n"
+               "free, total = torch.accelerator.get_memory_info()  # torch 2.10\n```\n\n"
+               "Vendor tools when a CLI is really needed: `amd-smi` (ROCm), `xpu-smi` (XPU), `neuron-ls` / "
+               "`neuron-top` (Trainium).")
+
+    VALID = [
+        Valid('import logging\nlogging.warning("nvidia-smi not found, skipping GPU stats")\n'),
+        Valid('"""Like nvidia-smi, but in Python."""\n# subprocess.run(["nvidia-smi"])\n'),
+        Valid('print("run nvidia-smi to check the driver")\n'),
+        Valid('if command == "nvidia-smi topo -m":\n    pass\n'),
+        Valid('raise RuntimeError("nvidia-smi failed")\n'),
+        Valid('msg = "nvidia-smi is missing"\nlogger.error(msg)\n'),
+        Valid('import subprocess\nsubprocess.run(["amd-smi", "list"])\n'),
+    ]
+    INVALID = [
+        Invalid('import subprocess\nout = subprocess.check_output(["nvidia-smi", "-L"])\n', line=2),
+        Invalid('import os\nos.system("nvidia-smi --query-gpu=memory.used --format=csv")\n', line=2),
+        Invalid('from subprocess import run as sh\nsh("nvidia-smi", shell=True)\n', line=2),
+        Invalid('import shutil\nhave_gpu = shutil.which("nvidia-smi") is not None\n', line=2),
+        Invalid('import subprocess\ncmd = ["nvidia-smi", "topo", "-m"]\nsubprocess.run(cmd)\n', line=2),
+        Invalid('import os\nos.popen(f"nvidia-smi -i {gpu} --query-gpu=name")\n', line=2),
+        Invalid('info = run_and_read_all(run_lambda, "nvidia-smi topo -m")\n', line=1),
+    ]
+
+    def begin(self, ctx: PythonContext) -> None:
+        ctx.state[STATE] = ({}, set())  # pending name -> command nodes; names passed to calls
+
+    def _command(self, node: cst.BaseExpression, ctx: PythonContext) -> cst.BaseExpression | None:
+        """`node` when it is an nvidia-smi command string or argv list."""
+        first = node
+        if isinstance(node, (cst.List, cst.Tuple)):
+            if not node.elements:
+                return None
+            first = node.elements[0].value
+        text = _command_text(first)
+        commands = tuple(ctx.catalogue.table("env").get("nvidia_smi", {}).get("commands", ("nvidia-smi",)))
+        return node if text is not None and text.startswith(commands) else None
+
+    def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
+        if is_message_call(node, ctx.catalogue):
+            return
+        for arg in node.args:
+            value = arg.value
+            if isinstance(value, (cst.Name, cst.Attribute)):
+                ctx.state[STATE][1].add(name_of_target(value))
+            elif self._command(value, ctx) is not None:
+                ctx.report(self, value)
+
+    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
+        if value is None:
+            return
+        values = [value.left, value.right] if isinstance(value, cst.BooleanOperation) else [value]
+        commands = [v for v in values if self._command(v, ctx) is not None]
+        name = name_of_target(target) if commands else None
+        if name is not None:
+            ctx.state[STATE][0].setdefault(name, []).extend(commands)
+
+    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
+        for target in node.targets:
+            self._assigned(target.target, node.value, ctx)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
+        self._assigned(node.target, node.value, ctx)
+
+    def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
+        self._assigned(node.name, node.default, ctx)
+
+    def finish(self, ctx: PythonContext) -> None:
+        pending, used = ctx.state[STATE]
+        for name, nodes in pending.items():
+            if name in used:
+                for node in nodes:
+                    ctx.report(self, node)
