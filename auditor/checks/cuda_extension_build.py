@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from auditor.checks._helpers import keyword, positional, string_value
+from auditor.checks._kernel import KernelApiRule, literal_strings
+from auditor.checks.base import Invalid, Valid
+from auditor.context import PythonContext, Reference
+from auditor.model import Category, Severity
+
+EXT = "torch.utils.cpp_extension."
+_CUDA_FILE = re.compile(r"\.cuh?$")
+_CUDA_FILE_IN_TEXT = re.compile(r"""\.cuh?["']""")
+
+
+class CudaExtensionBuild(KernelApiRule):
+    code = "LK402"
+    name = "cuda-extension-build"
+    category = Category.KERNEL
+    severity = Severity.BLOCKER
+    message = "`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA (ROCm after hipify)."
+    suggestion = "{replacement}"
+    min_torch = "2.7"
+    supersedes = ("LK402",)
+    report_refs = True  # `if CUDA_HOME is None`, `cmdclass={"build_ext": BuildExtension}`
+    what = ("Finds CUDA extension builds through `torch.utils.cpp_extension`: `CUDAExtension` (import and uses), "
+            "`CUDA_HOME`, `load(...)` with a `.cu`/`.cuh` source, `with_cuda=True` or `extra_cuda_cflags`, "
+            "`load_inline(..., cuda_sources=...)`, and `BuildExtension` when the same file builds a `CUDAExtension`. "
+            "`CppExtension` alone is portable and not reported.")
+    why = ("The sources are compiled by nvcc, so the ops only exist where the CUDA toolkit was found. A HIP build of "
+           "torch hipifies them for ROCm (with gaps for CUTLASS, cuDNN and inline PTX); on TPU, Trainium, MPS, XPU and "
+           "CPU `CUDA_HOME` is None and the build fails or the import of the extension raises.")
+    instead = ("Register the op with a pure-PyTorch reference and build the CUDA kernel only where it can run:\n\n"
+               "```python\next = [CppExtension(\"mylib._C\", [\"ops.cpp\"])]\n"
+               "if CUDA_HOME is not None or ROCM_HOME is not None:\n"
+               "    ext = [CUDAExtension(\"mylib._C\", [\"ops.cpp\", \"ops_cuda.cu\"])]\n```\n\n"
+               "In Python, `torch.library.custom_op` with `.register_kernel(\"cuda\")` for the fast path; "
+               "`SyclExtension` / `sycl_sources=` for XPU and `torch.mps.compile_shader` for MPS (torch 2.7).")
+
+    VALID = [
+        Valid("from torch.utils.cpp_extension import BuildExtension, CppExtension\n"
+              "ext = [CppExtension('m', ['m.cpp'])]\nsetup(cmdclass={'build_ext': BuildExtension})\n", path="setup.py"),
+        Valid("from torch.utils.cpp_extension import load\nm = load(name='m', sources=['m.cpp'])\n"),
+        Valid("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', cpp_sources=src, functions=['f'])\n"),
+        Valid('"""Build with torch.utils.cpp_extension.CUDAExtension."""\n# CUDAExtension(name, ["k.cu"])\n'
+              'print("CUDA_HOME is not set")\n'),
+        Valid("from torch.utils.cpp_extension import CppExtension\ndef f(load):\n    return load('m', ['k.cu'])\n"),
+        Valid("from json import load\ncfg = load(open('k.cu.json'), extra_cuda_cflags=1)\n"),
+    ]
+    INVALID = [
+        Invalid("from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                "ext = CUDAExtension('m', ['k.cu'])\nsetup(ext_modules=[ext], cmdclass={'build_ext': BuildExtension})\n",
+                path="setup.py", line=3),
+        Invalid("from torch.utils import cpp_extension as ce\next = ce.CUDAExtension('m', ['k.cu'])\n", line=2),
+        Invalid("from torch.utils.cpp_extension import load\nm = load(name='m', sources=['a.cpp', 'k.cu'])\n", line=2),
+        Invalid("import torch.utils.cpp_extension as ext\nm = ext.load('m', ['a.cpp'], extra_cuda_cflags=['-O3'])\n", line=2),
+        Invalid("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', cpp, cuda_sources=cu)\n", line=2),
+        Invalid("import torch.utils.cpp_extension\nif torch.utils.cpp_extension.CUDA_HOME is None:\n    raise SystemExit\n",
+                line=2),
+        Invalid("from torch.utils.cpp_extension import CUDA_HOME\n", line=1),
+        Invalid("from torch.utils.cpp_extension import load\nSRC = ['k.cu']\nm = load(name='m', sources=SRC)\n", line=3),
+    ]
+
+    def begin(self, ctx: PythonContext) -> None:
+        super().begin(ctx)
+        ctx.state[self.code + ":build"] = ([], [False])  # deferred BuildExtension refs; CUDAExtension seen
+
+    def accepts(self, ref: Reference, ctx: PythonContext) -> bool:
+        member = ref.entry.name[len(EXT):]
+        if member == "CUDAExtension":
+            ctx.state[self.code + ":build"][1][0] = True
+            return True
+        if member == "BuildExtension":
+            ctx.state[self.code + ":build"][0].append(ref)
+            return False
+        if member in ("load", "load_inline"):
+            return ref.call is not None and self._compiles_cuda(ref.call, member, ctx)
+        return True
+
+    def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
+        super().emit(ref, ctx, short=ref.qualified.removeprefix(EXT).removeprefix("torch."), **fields)
+
+    def _compiles_cuda(self, call: cst.Call, member: str, ctx: PythonContext) -> bool:
+        with_cuda = keyword(call, "with_cuda")
+        if with_cuda is not None and isinstance(with_cuda.value, cst.Name) and with_cuda.value.value == "True":
+            return True
+        flags = keyword(call, "extra_cuda_cflags")
+        if flags is not None and not _is_empty(flags.value):
+            return True
+        if member == "load_inline":
+            sources = keyword(call, "cuda_sources") or positional(call, 2)
+            return sources is not None and not _is_empty(sources.value)
+        sources = keyword(call, "sources") or positional(call, 1)
+        if sources is None:
+            return False
+        literals = literal_strings(sources.value)
+        if any(_CUDA_FILE.search(s) for s in literals):
+            return True
+        # Sources built elsewhere (a variable, a glob): trust a ".cu" file named anywhere in this file.
+        return not isinstance(sources.value, (cst.List, cst.Tuple)) and bool(_CUDA_FILE_IN_TEXT.search(ctx.text))
+
+    def finish(self, ctx: PythonContext) -> None:
+        pending, seen = ctx.state.get(self.code + ":build", ([], [False]))
+        if seen[0]:
+            for ref in pending:
+                self.emit(ref, ctx)
+
+
+def _is_empty(node: cst.BaseExpression) -> bool:
+    return ((isinstance(node, cst.Name) and node.value in ("None", "False"))
+            or (isinstance(node, (cst.List, cst.Tuple)) and not node.elements)
+            or string_value(node) == "")
+

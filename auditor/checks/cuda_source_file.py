@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from auditor.checks.base import Invalid, Rule, Valid
+from auditor.context import FileContext
+from auditor.model import Category, Severity
+
+# String and character literals are kept (inline PTX lives in them); comments become blanks.
+_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_KERNEL = re.compile(r"__global__")
+_CODE_LINE = re.compile(r"\S")
+
+
+def strip_comments(text: str) -> str:
+    """C/C++/CUDA text without comments; a comment keeps only its newlines, so lines stay put."""
+    def blank(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return token if token[0] in "\"'" else "\n" * token.count("\n") or " "
+
+    return _TOKENS.sub(blank, text)
+
+
+@lru_cache(maxsize=8)
+def _compile(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((label, re.compile(pattern)) for label, pattern in table)
+
+
+class CudaSourceFile(Rule):
+    code = "LK401"
+    name = "cuda-source-file"
+    category = Category.KERNEL
+    severity = Severity.BLOCKER
+    message = "CUDA source file{detail}: it compiles only with nvcc, so this code exists only on NVIDIA (ROCm after hipify)."
+    suggestion = ("Give the op a pure-PyTorch reference implementation registered with torch.library.custom_op and keep "
+                  "this kernel as its \"cuda\" kernel; port per target (hipify for ROCm, SYCL via SyclExtension for XPU, "
+                  "torch.mps.compile_shader for MPS) or use Triton through torch.library.triton_op.")
+    min_torch = "2.4"
+    file_kinds = frozenset({"cuda"})
+    what = ("Finds every `.cu` / `.cuh` file, once per file, at its first `__global__` kernel (else its first line of "
+            "code). The message counts the kernels and names NVIDIA-only features it can spot cheaply: inline PTX "
+            "(`asm volatile`), CUTLASS/CuTe includes, tensor-core MMA (wmma, mma.sync, wgmma), `__shfl_*_sync` "
+            "warp shuffles, cp.async/TMA, cuBLAS/cuDNN and CUB/Thrust.")
+    why = ("CUDA C++ only builds with nvcc. On ROCm, torch's BuildExtension hipifies the sources, but hipify has no "
+           "CUTLASS/CuTe mappings, almost no cuDNN ones, and cannot port inline PTX, warp-size assumptions (AMD "
+           "wavefronts are 64 wide) or Hopper/Blackwell instructions. TPU, Trainium, MPS, XPU and CPU need a rewrite "
+           "or a fallback.")
+    instead = ("Keep one op with a portable reference and per-device fast paths:\n\n"
+               "```python\n@torch.library.custom_op(\"mylib::fused_add\", mutates_args=())\n"
+               "def fused_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n    return x + y  # reference, every target\n\n"
+               "@fused_add.register_kernel(\"cuda\")\ndef _(x, y):\n    return _C.fused_add(x, y)  # this .cu kernel\n```\n\n"
+               "Per target: hipify (ROCm), `SyclExtension` / `sycl_sources=` (XPU, 2.7), `torch.mps.compile_shader` "
+               "(MPS, 2.7), Triton via `torch.library.triton_op` (CUDA, ROCm, XPU, 2.6).")
+
+    VALID = [
+        Valid("// __global__ void k() {}\n", path="kernels/add.cpp"),
+        Valid("__global__ void k() {}\n", path="kernels/add.hip"),
+        Valid('print("compile add.cu with nvcc")\n# __global__ void k()\n'),
+    ]
+    INVALID = [
+        Invalid("#include <cuda_runtime.h>\n\n__global__ void add(float* x) { x[0] += 1; }\n", path="kernels/add.cu", line=3),
+        Invalid("#pragma once\ntemplate <typename T> __device__ T warp_sum(T v);\n", path="kernels/reduce.cuh", line=1),
+        Invalid("/* header */\n#include <cute/tensor.hpp>\n__global__ void k() { asm volatile(\"mma.sync.aligned\"); }\n",
+                path="csrc/gemm.cu", line=3),
+    ]
+
+    def check_file(self, ctx: FileContext) -> None:
+        code = strip_comments(ctx.text)
+        kernels = _KERNEL.findall(code)
+        first = _KERNEL.search(code) or _CODE_LINE.search(code)
+        line = code.count("\n", 0, first.start()) + 1 if first else 1
+        table = ctx.catalogue.table("kernel").get("cuda_source_features", {})
+        notable = [label for label, pattern in _compile(tuple(table.items())) if pattern.search(code)]
+        parts = []
+        if kernels:
+            parts.append(f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}")
+        if notable:
+            parts.append("uses " + ", ".join(notable))
+        detail = f" ({'; '.join(parts)})" if parts else ""
+        ctx.report_at(self, line, 1, detail=detail)

@@ -1,0 +1,149 @@
+"""Kernel rules (LK4xx) across files and rules: what the per-rule examples cannot express."""
+
+from __future__ import annotations
+
+SETUP_PY = '''\
+import os
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, CUDA_HOME
+
+ext = []
+if CUDA_HOME is not None:
+    ext.append(CUDAExtension("mylib._C", ["csrc/ops.cpp", "csrc/ops.cu"], extra_compile_args={"nvcc": ["-O3"]}))
+setup(name="mylib", ext_modules=ext, cmdclass={"build_ext": BuildExtension})
+'''
+
+KERNEL_CU = '''\
+// Copyright: __global__ in a comment does not count
+#include <cuda_runtime.h>
+#include <cute/tensor.hpp>
+
+/* block comment
+   __global__ void not_a_kernel() {}
+*/
+__global__ void add(float* x) {
+    float v = __shfl_xor_sync(0xffffffff, x[0], 1);
+    asm volatile("add.f32 %0, %0, %0;" : "+f"(v));
+}
+
+__global__ void scale(float* x) { x[0] *= 2; }
+'''
+
+
+def _lk4(result):
+    return [(f.path, f.rule, f.line) for f in result.findings if f.rule.startswith("LK4")]
+
+
+def test_setup_py_with_cuda_extension(scan_source):
+    result = scan_source({"setup.py": SETUP_PY})
+    assert not result.errors
+    assert _lk4(result) == [
+        ("setup.py", "LK402", 3),  # one finding for the import statement, not one per name
+        ("setup.py", "LK402", 6),  # if CUDA_HOME is not None
+        ("setup.py", "LK402", 7),  # CUDAExtension(...)
+        ("setup.py", "LK402", 8),  # BuildExtension, because this file builds a CUDAExtension
+    ]
+
+
+def test_setup_py_with_cpp_extension_only_is_clean(scan_source):
+    code = ("from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CppExtension\n"
+            "setup(ext_modules=[CppExtension('m', ['m.cpp'])], cmdclass={'build_ext': BuildExtension})\n")
+    assert _lk4(scan_source({"setup.py": code})) == []
+
+
+def test_cuda_file_is_reported_once_with_details(scan_source):
+    result = scan_source({"csrc/ops.cu": KERNEL_CU, "csrc/common.cuh": "#pragma once\n"})
+    assert _lk4(result) == [("csrc/common.cuh", "LK401", 1), ("csrc/ops.cu", "LK401", 8)]
+    message = next(f.message for f in result.findings if f.path == "csrc/ops.cu")
+    assert "2 kernels" in message
+    for feature in ("inline PTX", "CUTLASS/CuTe", "__shfl_*_sync"):
+        assert feature in message
+    finding = next(f for f in result.findings if f.path == "csrc/ops.cu")
+    assert finding.severity == "blocker" and finding.targets["rocm"] == "degrades" and finding.targets["cpu"] == "raises"
+
+
+def test_binary_or_undecodable_cuda_file_is_an_error_not_a_crash(scan_source):
+    result = scan_source({
+        "csrc/blob.cu": b"\x00\x01\x02__global__\x00",
+        "csrc/latin.cu": "// caf\xe9\n__global__ void k() {}\n".encode("latin-1"),
+        "csrc/ok.cu": "__global__ void k() {}\n",
+    })
+    assert {(e.path, e.kind) for e in result.errors} == {("csrc/blob.cu", "binary"), ("csrc/latin.cu", "decode")}
+    assert _lk4(result) == [("csrc/ok.cu", "LK401", 1)]
+
+
+def test_jiterator_beats_the_generic_torch_cuda_row(scan_source):
+    code = "import torch\nfn = torch.cuda.jiterator._create_jit_fn(src)\n"
+    result = scan_source({"ops.py": code})
+    assert [(f.rule, f.line) for f in result.findings if f.line == 2] == [("LK408", 2)]
+
+
+def test_triton_file(scan_source):
+    code = '''\
+"""Kernels written with @triton.jit; import triton first."""
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # triton is optional
+    triton = None
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def add_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
+def launch(x):
+    add_kernel[(triton.cdiv(x.numel(), 64),)](x, x.numel())
+'''
+    result = scan_source({"ops.py": code})
+    assert [line for _, rule, line in _lk4(result) if rule == "LK403"] == [3, 4, 9, 10]
+
+
+def test_nested_uses_and_multi_name_imports_are_one_finding(scan_source):
+    code = ("import cupy as cp\nfrom flash_attn import flash_attn_func, flash_attn_varlen_func\n"
+            "x = cp.asarray(cp.zeros(3))\nout = flash_attn_func(q, k, flash_attn_varlen_func(q, k, v))\n")
+    assert [(rule, line) for _, rule, line in _lk4(scan_source({"m.py": code}))] == [
+        ("LK404", 1), ("LK409", 2), ("LK404", 3), ("LK409", 4)]
+
+
+def test_a_library_scanning_itself_reports_only_its_compiled_kernels(scan_source):
+    files = {
+        "flash_attn/modules/mha.py": "from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v)\n",
+        "flash_attn/flash_attn_interface.py": "import flash_attn_2_cuda as flash_attn_gpu\n",
+        "app/model.py": "from flash_attn import flash_attn_func\n",
+    }
+    assert _lk4(scan_source(files)) == [
+        ("app/model.py", "LK409", 1), ("flash_attn/flash_attn_interface.py", "LK409", 1)]
+
+
+def test_mentions_are_not_findings(scan_source):
+    code = '''\
+"""Optional kernels: flash_attn, xformers, apex, cupy, numba.cuda, pycuda, tensorrt, bitsandbytes.
+
+Compile with torch.utils.cpp_extension.CUDAExtension or @triton.jit; ctypes.CDLL("libcudart.so").
+"""
+# import triton; from numba import cuda; import cupy as cp
+import logging
+
+logging.info("install flash-attn, xformers and triton for speed; see kernels/add.cu")
+print("torch.cuda.jiterator._create_jit_fn is CUDA-only")
+
+
+def run(cuda, triton, cp):
+    cuda.jit(f)
+    triton.jit(f)
+    return cp.asarray([1])
+'''
+    assert _lk4(scan_source({"m.py": code})) == []
+
+
+def test_ctypes_star_import_and_cuda_python(scan_source):
+    code = ('from ctypes import *\nnvml = CDLL("libnvidia-ml.so.1")\nlibc = CDLL("libc.so.6")\n'
+            "from cuda.bindings import runtime as cudart\nerr, n = cudart.cudaGetDeviceCount()\n"
+            "def f(s: cudart.cudaStream_t):\n    pass\n")
+    assert [(rule, line) for _, rule, line in _lk4(scan_source({"m.py": code}))] == [
+        ("LK407", 2), ("LK407", 4), ("LK407", 5)]
