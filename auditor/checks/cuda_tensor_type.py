@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from auditor.checks._cuda_api import CudaApiRule
+from auditor.checks._helpers import positional, string_value
+from auditor.checks.base import Invalid, Valid
+from auditor.context import PythonContext
+from auditor.model import Category, Severity
+
+# "torch.cuda.FloatTensor" spelled as a string: set_default_tensor_type and Tensor.type accept it.
+_TYPE_STRING = re.compile(r"torch\.cuda\.(sparse\.)?[A-Za-z0-9]+Tensor")
+
+
+class CudaTensorType(CudaApiRule):
+    code = "LK219"
+    name = "cuda-tensor-type"
+    category = Category.CUDA_API
+    severity = Severity.MAJOR
+    message = "`{api}` is a legacy CUDA tensor type; it raises on every target without CUDA."
+    suggestion = "{replacement}"
+    min_torch = "2.1"
+    tokens = ("cuda",)
+    what = ("Finds the legacy typed CUDA tensors (`torch.cuda.FloatTensor`, `HalfTensor`, `LongTensor`, ..., "
+            "`torch.cuda.sparse.*`), also in `torch.set_default_tensor_type(torch.cuda.FloatTensor)`, "
+            "`.type(torch.cuda.HalfTensor)` and their string forms.")
+    why = ("The typed-tensor API is legacy and CUDA-only: constructing or converting to these types raises "
+           "without CUDA, and `set_default_tensor_type` is deprecated since torch 2.1.")
+    instead = ("```python\nx = torch.empty(n, dtype=torch.float32, device=dev)\ny = x.to(dev, torch.float16)\n"
+               "torch.set_default_device(dev); torch.set_default_dtype(torch.float32)\n```")
+
+    VALID = [
+        Valid("import torch\nx = torch.zeros(3, dtype=torch.float16, device=dev)\ny = x.type(torch.HalfTensor)\n"),
+        Valid("def make(cuda):\n    return cuda.FloatTensor(3)\n"),
+        Valid('"""Returns a torch.cuda.FloatTensor."""\n# torch.set_default_tensor_type(torch.cuda.FloatTensor)\n'
+              'if x.type() == "torch.cuda.FloatTensor":\n    print("torch.cuda.HalfTensor")\n'),
+    ]
+    INVALID = [
+        Invalid("import torch\ntorch.set_default_tensor_type(torch.cuda.FloatTensor)\n", line=2),
+        Invalid("import torch as th\ny = x.type(th.cuda.HalfTensor)\n", line=2),
+        Invalid("from torch import cuda as tc\nbuf = tc.LongTensor(4).zero_()\n", line=2),
+        Invalid("from torch.cuda import FloatTensor\nx = FloatTensor(2, 2)\n", line=2),
+        Invalid("import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')\n", line=2),
+        Invalid('x = x.type("torch.cuda.HalfTensor")\n', line=1),
+    ]
+
+    def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "type" and ctx.qualify(func) is None:
+            pass  # x.type("torch.cuda.HalfTensor")
+        elif ctx.qualify(func) != "torch.set_default_tensor_type":
+            return
+        arg = positional(node, 0)
+        value = string_value(arg.value) if arg is not None else None
+        if value is not None and _TYPE_STRING.fullmatch(value):
+            ctx.report(self, node, api=value, replacement=self.suggestion_for_string(), min_torch="2.1")
+
+    @staticmethod
+    def suggestion_for_string() -> str:
+        return ("`t.to(dev, dtype)`; for the default: `torch.set_default_device(dev)` + "
+                "`torch.set_default_dtype(...)`")
