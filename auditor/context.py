@@ -24,6 +24,12 @@ class Reference:
     node: cst.CSTNode  # what to report: the call, the decorator's name, the import alias
     kind: str  # import | call | ref
     call: cst.Call | None = None
+    statement: cst.CSTNode | None = None  # for imports: the whole import statement
+
+    @property
+    def report_node(self) -> cst.CSTNode:
+        """Imports are reported on their statement (where a reviewer looks), uses on the use."""
+        return self.statement if self.statement is not None else self.node
 
 
 def _render(template: str, fields: dict[str, Any]) -> str:
@@ -101,8 +107,11 @@ class PythonContext(FileContext):
             return None
         return ".".join([head, *parts[1:]]) if len(parts) > 1 else head
 
-    def report(self, rule: Rule, node: cst.CSTNode, **fields: Any) -> None:
-        """Report `node`; its position is computed after the walk, once per file."""
+    def report(self, rule: Rule, node: cst.CSTNode, end_node: cst.CSTNode | None = None, **fields: Any) -> None:
+        """Report `node` (up to the end of `end_node` when given); positions are computed after the
+        walk, once per file."""
+        if end_node is not None:
+            fields["__end_node"] = end_node
         self.pending.append((rule, node, fields))
 
     @property

@@ -43,11 +43,17 @@ def place_findings(ctx: PythonContext) -> list[Finding]:
     """Turn pending node reports into findings, drop duplicates and superseded ones, sort."""
     findings = list(ctx.findings)
     if ctx.pending:
-        ranges = node_ranges(ctx.module, ctx.text, (node for _, node, _ in ctx.pending))
+        ends = [fields["__end_node"] for _, _, fields in ctx.pending if "__end_node" in fields]
+        ranges = node_ranges(ctx.module, ctx.text, [*(node for _, node, _ in ctx.pending), *ends])
         for rule, node, fields in ctx.pending:
+            fields = dict(fields)
+            end_node = fields.pop("__end_node", None)
             span = ranges.get(id(node))
-            if span is not None:
-                findings.append(ctx.make_finding(rule, *span, dict(fields)))
+            if span is None:
+                continue
+            if end_node is not None and id(end_node) in ranges:
+                span = (*span[:2], *ranges[id(end_node)][2:])
+            findings.append(ctx.make_finding(rule, *span, fields))
     return drop_redundant(findings, ctx)
 
 

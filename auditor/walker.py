@@ -117,7 +117,8 @@ class Walker:
             self.dispatch(qualified, call if call is not None else node, kind, call)
         return True
 
-    def dispatch(self, qualified: str, node: cst.CSTNode, kind: str, call: cst.Call | None = None) -> None:
+    def dispatch(self, qualified: str, node: cst.CSTNode, kind: str, call: cst.Call | None = None,
+                 statement: cst.CSTNode | None = None) -> None:
         entry = self.catalogue.lookup_api(qualified)
         if entry is None:
             return
@@ -127,7 +128,7 @@ class Walker:
             return
         rule = self.by_name.get(entry.rule)
         if rule is not None:
-            rule.on_reference(Reference(qualified, entry, node, kind, call), self.ctx)
+            rule.on_reference(Reference(qualified, entry, node, kind, call, statement), self.ctx)
 
     def _name(self, node: cst.Name) -> None:
         self.reference(node, "ref")
@@ -155,7 +156,7 @@ class Walker:
             else:
                 top = full.split(".", 1)[0]
                 self.ctx.resolver.bind(top, top)
-            self.dispatch(full, alias, "import")
+            self.dispatch(full, alias, "import", statement=node)
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         module = dotted_name(node.module) if node.module is not None else None
@@ -172,7 +173,7 @@ class Walker:
                 continue
             qualified = f"{module}.{name}"
             self.ctx.resolver.bind(local, qualified)
-            self.dispatch(qualified, alias, "import")
+            self.dispatch(qualified, alias, "import", statement=node)
 
     def bind_target(self, target: cst.BaseExpression, qualified: str | None = None, fallback: bool = False) -> None:
         """Bind the names an assignment target introduces; attribute targets are references."""

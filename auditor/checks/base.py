@@ -75,7 +75,7 @@ class Rule:
 
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
         """A use or import of a catalogue name that belongs to this rule."""
-        ctx.report(self, ref.node, api=ref.qualified, replacement=ref.entry.replacement,
+        ctx.report(self, ref.report_node, api=ref.qualified, replacement=ref.entry.replacement,
                    min_torch=ref.entry.since)
 
     def finish(self, ctx: PythonContext) -> None:

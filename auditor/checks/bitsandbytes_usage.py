@@ -12,7 +12,6 @@ class BitsandbytesUsage(KernelApiRule):
     severity = Severity.MINOR
     message = "`{api}`: bitsandbytes was CUDA-only until its multi-backend releases, and some kernels still are."
     suggestion = "Check the kernels used and {replacement}."
-    skip_own_package = True
     what = ("Finds import lines of `bitsandbytes` (`import bitsandbytes as bnb`, `from bitsandbytes.optim import "
             "AdamW8bit`, ...), also inside try/except. Uses are not reported one by one.")
     why = ("Recent bitsandbytes wheels bundle CPU, ROCm and XPU libraries next to the CUDA ones, but older versions "
@@ -24,7 +23,6 @@ class BitsandbytesUsage(KernelApiRule):
     VALID = [
         Valid('"""Load in 8-bit with bitsandbytes."""\n# import bitsandbytes as bnb\nprint("pip install bitsandbytes")\n'),
         Valid("from transformers import BitsAndBytesConfig\ncfg = BitsAndBytesConfig(load_in_4bit=True)\n"),
-        Valid("import bitsandbytes.functional as F\n", path="bitsandbytes/nn/modules.py"),
     ]
     INVALID = [
         Invalid("import bitsandbytes as bnb\nopt = bnb.optim.AdamW8bit(params)\n", line=1),

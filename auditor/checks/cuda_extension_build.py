@@ -13,6 +13,11 @@ from auditor.model import Category, Severity
 EXT = "torch.utils.cpp_extension."
 _CUDA_FILE = re.compile(r"\.cuh?$")
 _CUDA_FILE_IN_TEXT = re.compile(r"""\.cuh?["']""")
+# Strings that only a CUDA build uses, when listed in Python build code (op builders, setup helpers):
+# CUDA source paths, CUDA library link flags and nvcc architecture flags.
+_BUILD_STRING = re.compile(
+    r"[\w./-]+\.cuh?|-l(cudart|cuda|curand|cublas|cublasLt|cufft|cusparse|cusolver|nvrtc|nccl|cudnn|nvToolsExt|nvidia-ml)"
+    r"|-gencode[= ].*|.*arch=(compute|sm)_\d+.*")
 
 
 class CudaExtensionBuild(KernelApiRule):
@@ -25,10 +30,13 @@ class CudaExtensionBuild(KernelApiRule):
     min_torch = "2.7"
     supersedes = ("LK402",)
     report_refs = True  # `if CUDA_HOME is None`, `cmdclass={"build_ext": BuildExtension}`
+    tokens = (".cu", "-lcu", "-lnvrtc", "-lnccl", "-lnvtoolsext", "-lnvidia-ml", "gencode", "arch=compute_", "arch=sm_")
     what = ("Finds CUDA extension builds through `torch.utils.cpp_extension`: `CUDAExtension` (import and uses), "
             "`CUDA_HOME`, `load(...)` with a `.cu`/`.cuh` source, `with_cuda=True` or `extra_cuda_cflags`, "
             "`load_inline(..., cuda_sources=...)`, and `BuildExtension` when the same file builds a `CUDAExtension`. "
-            "`CppExtension` alone is portable and not reported.")
+            "`CppExtension` alone is portable and not reported. Also finds the strings only a CUDA build lists, in "
+            "any Python build code (op builders, setup helpers): `.cu`/`.cuh` source paths, CUDA link flags "
+            "(`-lcudart`, `-lcublas`, ...) and nvcc architecture flags (`-gencode ...`, `arch=sm_80`).")
     why = ("The sources are compiled by nvcc, so the ops only exist where the CUDA toolkit was found. A HIP build of "
            "torch hipifies them for ROCm (with gaps for CUTLASS, cuDNN and inline PTX); on TPU, Trainium, MPS, XPU and "
            "CPU `CUDA_HOME` is None and the build fails or the import of the extension raises.")
@@ -46,8 +54,9 @@ class CudaExtensionBuild(KernelApiRule):
         Valid("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', cpp_sources=src, functions=['f'])\n"),
         Valid('"""Build with torch.utils.cpp_extension.CUDAExtension."""\n# CUDAExtension(name, ["k.cu"])\n'
               'print("CUDA_HOME is not set")\n'),
-        Valid("from torch.utils.cpp_extension import CppExtension\ndef f(load):\n    return load('m', ['k.cu'])\n"),
+        Valid("from torch.utils.cpp_extension import CppExtension\ndef f(load):\n    return load('m', ['k.cpp'], with_cuda=True)\n"),
         Valid("from json import load\ncfg = load(open('k.cu.json'), extra_cuda_cflags=1)\n"),
+        Valid("FILES = ['model.cpp', 'notes.txt', 'kernel.cu.bak']\nLIBS = ['-lm', '-lpthread']\n"),
     ]
     INVALID = [
         Invalid("from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
@@ -61,11 +70,28 @@ class CudaExtensionBuild(KernelApiRule):
                 line=2),
         Invalid("from torch.utils.cpp_extension import CUDA_HOME\n", line=1),
         Invalid("from torch.utils.cpp_extension import load\nSRC = ['k.cu']\nm = load(name='m', sources=SRC)\n", line=3),
+        Invalid("class RandomBuilder(OpBuilder):\n    def sources(self):\n        return ['csrc/pt_binding.cpp',\n"
+                "                'csrc/gather.cu']\n", line=4),
+        Invalid("def extra_ldflags():\n    return ['-lcurand', '-lcudart']\n", line=2),
+        Invalid("NVCC_FLAGS = ['-O3', '-gencode=arch=compute_80,code=sm_80']\n", line=1),
     ]
 
     def begin(self, ctx: PythonContext) -> None:
         super().begin(ctx)
         ctx.state[self.code + ":build"] = ([], [False])  # deferred BuildExtension refs; CUDAExtension seen
+
+    def visit_List(self, node: cst.List | cst.Tuple | cst.Set, ctx: PythonContext) -> None:
+        for element in node.elements:
+            value = string_value(element.value)
+            if value is not None and _BUILD_STRING.fullmatch(value):
+                ctx.report(self, element.value, short=value, replacement=self._build_replacement(ctx))
+
+    visit_Tuple = visit_List
+    visit_Set = visit_List
+
+    def _build_replacement(self, ctx: PythonContext) -> str:
+        entry = ctx.catalogue.lookup_api(EXT + "CUDAExtension")
+        return entry.replacement if entry is not None else ""
 
     def accepts(self, ref: Reference, ctx: PythonContext) -> bool:
         member = ref.entry.name[len(EXT):]

@@ -34,9 +34,10 @@ class CudaMethodCall(Rule):
         Invalid("x = x.cuda(non_blocking=True)\n", line=1),
         Invalid("batch = [t.cuda(rank) for t in batch]\n", line=1),
         Invalid("net = torch.nn.DataParallel(model).cuda()\n", line=1),
+        Invalid("t = (\n    torch.empty(3)\n    .random_(0, 2)\n    .cuda()\n)\n", line=4),
     ]
 
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.qualify(func) is None:
-            ctx.report(self, node)
+            ctx.report(self, func.attr, end_node=node)  # from `cuda` to `)`: the line where the call is

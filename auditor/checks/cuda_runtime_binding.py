@@ -69,7 +69,6 @@ class CudaRuntimeBinding(KernelApiRule):
         ctx.state[STAR] = False
 
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx: PythonContext) -> None:
-        super().visit_ImportFrom(node, ctx)
         if isinstance(node.names, cst.ImportStar) and isinstance(node.module, cst.Name) and node.module.value == "ctypes":
             ctx.state[STAR] = True
 

@@ -13,7 +13,6 @@ class CupyUsage(KernelApiRule):
     message = "`{api}`: CuPy arrays and kernels need the CUDA runtime (ROCm only through a separate cupy-rocm build)."
     suggestion = "Use {replacement}."
     supersedes = ("LK404",)
-    skip_own_package = True
     what = ("Finds imports and uses of `cupy` and `cupyx` (arrays, `cupy.cuda.*` streams and runtime, `RawKernel`, "
             "`ElementwiseKernel`, `cupyx.jit`), resolved through aliases such as `import cupy as cp`.")
     why = ("CuPy is a CUDA array library: TPU, Trainium, MPS, XPU and CPU have no backend for it, and ROCm needs the "

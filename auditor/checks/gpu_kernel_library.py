@@ -17,13 +17,11 @@ class GpuKernelLibrary(KernelApiRule):
     message = "`{api}` comes from a GPU kernel library built for NVIDIA (ROCm only through separate ports or builds)."
     suggestion = "Use {replacement}."
     supersedes = ("LK409",)
-    skip_own_package = True
     tokens = ("vllm._", "from vllm import _")  # compiled extensions, see [gpu_kernel_library]
     what = ("Finds imports and uses of GPU kernel libraries: flash-attn (and its compiled modules), FlashAttention-3, "
             "xformers, apex, mamba-ssm, causal-conv1d, FlashInfer, FlashMLA, DeepGEMM, DeepEP, Transformer Engine, "
             "fbgemm_gpu, vLLM's compiled CUDA ops, Liger Kernel, sgl-kernel and the CUTLASS/CuTe and QuACK DSLs "
-            "(imports only). The list and the torch-native alternative for each are in rules/kernel.toml. A "
-            "repository's own package (flash-attn importing `flash_attn.ops`) is not reported.")
+            "(imports only). The list and the torch-native alternative for each are in rules/kernel.toml.")
     why = ("These packages ship CUDA (or CUDA-tuned Triton/CuTe) kernels. Some have ROCm ports or builds, none runs "
            "on TPU, Trainium, MPS or CPU, and importing them there raises. Torch has native replacements for most "
            "of what they are used for.")
@@ -39,7 +37,6 @@ class GpuKernelLibrary(KernelApiRule):
               'logger.info("xformers not available")\n'),
         Valid("import torch.nn.functional as F\nout = F.scaled_dot_product_attention(q, k, v)\n"),
         Valid("def f(xformers):\n    return xformers.ops.memory_efficient_attention(q, k, v)\n"),
-        Valid("from flash_attn.ops.triton.rotary import apply_rotary\n", path="flash_attn/layers/rotary.py"),
         Valid("import vllm._custom_ops as ops\nfrom vllm import _custom_ops\n"),
         Valid("from transformers.utils import is_flash_attn_2_available\nok = is_flash_attn_2_available()\n"),
     ]
@@ -59,11 +56,9 @@ class GpuKernelLibrary(KernelApiRule):
     ]
 
     def visit_Import(self, node: cst.Import, ctx: PythonContext) -> None:
-        super().visit_Import(node, ctx)
         self._compiled(node, [dotted_name(alias.name) for alias in node.names], ctx)
 
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx: PythonContext) -> None:
-        super().visit_ImportFrom(node, ctx)
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
         module = dotted_name(node.module)

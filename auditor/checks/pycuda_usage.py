@@ -13,7 +13,6 @@ class PycudaUsage(KernelApiRule):
     message = "`{api}`: PyCUDA drives the NVIDIA CUDA driver API directly; there is no equivalent on any other target."
     suggestion = "Use {replacement}."
     supersedes = ("LK406",)
-    skip_own_package = True
     what = ("Finds imports and uses of `pycuda` (`import pycuda.autoinit`, `pycuda.driver`, `pycuda.gpuarray`, "
             "`SourceModule`), resolved through aliases such as `import pycuda.driver as drv`.")
     why = ("PyCUDA creates CUDA contexts and compiles CUDA C with nvcc at run time. Nothing of it exists on ROCm, TPU, "

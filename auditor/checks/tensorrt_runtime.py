@@ -14,7 +14,6 @@ class TensorrtRuntime(KernelApiRule):
     suggestion = "Use {replacement}."
     min_torch = "2.6"
     supersedes = ("LK411",)
-    skip_own_package = True
     what = ("Finds imports and uses of `tensorrt`, `tensorrt_llm`, `torch_tensorrt`, `polygraphy` and `modelopt` "
             "(NVIDIA Model Optimizer), resolved through aliases such as `import tensorrt as trt`.")
     why = ("TensorRT engines are built for and run on NVIDIA GPUs only. When the deployment path goes through it, "

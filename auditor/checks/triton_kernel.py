@@ -20,7 +20,8 @@ class TritonKernel(KernelApiRule):
     min_torch = "2.6"
     supersedes = ("LK403",)
     what = ("Finds Triton import lines (`import triton`, `import triton.language as tl`, `from triton import ...`, "
-            "also inside try/except) and the decorators and calls that define kernels: `@triton.jit`, "
+            "also inside try/except, and `triton` re-exported by a shim such as `from vllm.triton_utils import triton`) "
+            "and the decorators and calls that define kernels: `@triton.jit`, "
             "`@triton.autotune`, `@triton.heuristics`, `triton.jit(fn)`. Calls such as `tl.load` or `triton.cdiv` are "
             "not reported one by one.")
     why = ("The PyPI triton wheel ships NVIDIA and AMD backends and Intel maintains an XPU backend, but there is no "
@@ -39,8 +40,8 @@ class TritonKernel(KernelApiRule):
         Valid("from torch.utils._triton import has_triton\nok = has_triton()\n"),
         Valid("def f(triton):\n    return triton.jit(g)\n"),
         Valid("import torch\nop = torch.library.triton_op\n"),
-        Valid("from vllm.triton_utils import tl, triton\nn = triton.cdiv(a, b)\n"),
-        Valid("from mylib import triton\ndef f(triton):\n    @triton.jit\n    def k():\n        pass\n"),
+        Valid("from vllm.triton_utils import HAS_TRITON\nif HAS_TRITON:\n    pass\n"),
+        Valid("def f(triton):\n    @triton.jit\n    def k():\n        pass\n"),
     ]
     INVALID = [
         Invalid("import triton\nimport triton.language as tl\n", line=2),
@@ -50,9 +51,18 @@ class TritonKernel(KernelApiRule):
         Invalid("import triton as tr\n@tr.autotune(configs=[], key=['n'])\n@tr.jit\ndef k(n):\n    pass\n", line=2),
         Invalid("import triton\nkernel = triton.jit(body)\n", line=2),
         Invalid("from vllm.triton_utils import tl, triton\n\n@triton.jit\ndef k(x_ptr):\n    pass\n", line=3),
+        Invalid("from vllm.triton_utils import tl, triton\nn = triton.cdiv(a, b)\n", line=1),
         Invalid("import triton\n@triton.heuristics({'EVEN': lambda a: a['n'] % 2 == 0})\n@triton.jit\ndef k(n):\n    pass\n",
                 line=3),
     ]
+
+    def visit_ImportFrom(self, node: cst.ImportFrom, ctx: PythonContext) -> None:
+        """`from vllm.triton_utils import triton`: triton re-exported by a shim is still triton."""
+        module = ctx.module.code_for_node(node.module) if node.module is not None else ""
+        if module == "triton" or module.startswith("triton.") or isinstance(node.names, cst.ImportStar):
+            return  # the catalogue rows handle triton itself
+        if any(isinstance(alias.name, cst.Name) and alias.name.value == "triton" for alias in node.names):
+            ctx.report(self, node, api=f"{module}.triton", replacement=self._replacement(ctx))
 
     def visit_Decorator(self, node: cst.Decorator, ctx: PythonContext) -> None:
         super().visit_Decorator(node, ctx)

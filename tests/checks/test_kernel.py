@@ -110,14 +110,15 @@ def test_nested_uses_and_multi_name_imports_are_one_finding(scan_source):
         ("LK404", 1), ("LK409", 2), ("LK404", 3), ("LK409", 4)]
 
 
-def test_a_library_scanning_itself_reports_only_its_compiled_kernels(scan_source):
+def test_a_library_scanning_itself_is_reported_like_any_code(scan_source):
     files = {
         "flash_attn/modules/mha.py": "from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v)\n",
         "flash_attn/flash_attn_interface.py": "import flash_attn_2_cuda as flash_attn_gpu\n",
         "app/model.py": "from flash_attn import flash_attn_func\n",
     }
     assert _lk4(scan_source(files)) == [
-        ("app/model.py", "LK409", 1), ("flash_attn/flash_attn_interface.py", "LK409", 1)]
+        ("app/model.py", "LK409", 1), ("flash_attn/flash_attn_interface.py", "LK409", 1),
+        ("flash_attn/modules/mha.py", "LK409", 1), ("flash_attn/modules/mha.py", "LK409", 2)]
 
 
 def test_mentions_are_not_findings(scan_source):
