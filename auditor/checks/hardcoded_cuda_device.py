@@ -21,7 +21,8 @@ class HardcodedCudaDevice(Rule):
     min_torch = "2.7"
     tokens = ("cuda",)
     what = ('Finds "cuda", "cuda:N" and f"cuda:{rank}" strings where they choose a device: `torch.device(...)`, '
-            "`.to(...)`, `device=`/`map_location=`/`device_map=`/`device_type=` arguments, argument defaults, "
+            "`.to(...)`, `device=`/`map_location=`/`device_map=`/`device_type=` arguments, argument defaults and "
+            "`choices=`, "
             "and variables, attributes, dict entries or parameters that feed them.")
     why = ("ROCm accepts \"cuda\", but TPU, Trainium, MPS, XPU and CPU builds raise at the first allocation "
            "(\"Torch not compiled with CUDA enabled\"). Scattered device strings are the most common reason a "
@@ -39,7 +40,6 @@ class HardcodedCudaDevice(Rule):
         Valid("import torch\nmodel.to(device)\nx = torch.zeros(3, device=dev)\n"),
         Valid('import torch\nx = torch.device("cpu")\nmodel.to("mps")\n'),
         Valid('name = "cuda"\nprint(name)\n'),
-        Valid('parser.add_argument("--device", choices=["cuda", "cpu"])\n'),
     ]
     INVALID = [
         Invalid('import torch\nmodel.to("cuda")\n', line=2),
@@ -52,6 +52,7 @@ class HardcodedCudaDevice(Rule):
         Invalid('def run(model, device="cuda"):\n    return model.to(device)\n', line=1),
         Invalid('config = {"device": "cuda"}\n'),
         Invalid('parser.add_argument("--device", default="cuda")\n'),
+        Invalid('parser.add_argument("--device", choices=["cuda:0", "cuda:1"])\n'),
         Invalid('import torch\nwith torch.autocast(device_type="cuda"):\n    pass\n', line=2),
         Invalid('import torch\nwith torch.amp.autocast("cuda"):\n    pass\n', line=2),
         Invalid('model = AutoModel.from_pretrained(name, device_map="cuda:0")\n'),
@@ -83,6 +84,11 @@ class HardcodedCudaDevice(Rule):
         default = keyword(node, "default")
         if default is not None and is_cuda_device(default.value):
             self._report(default.value, ctx)
+        choices = keyword(node, "choices")  # argparse/click: the devices a user may pick
+        if choices is not None and isinstance(choices.value, (cst.List, cst.Tuple, cst.Set)):
+            for element in choices.value.elements:
+                if is_cuda_device(element.value):
+                    self._report(element.value, ctx)
 
     def _device_value(self, value: cst.BaseExpression, ctx: PythonContext) -> None:
         if isinstance(value, cst.Name):
