@@ -5,7 +5,7 @@ and ships inside the wheel as `auditor/rules/`."""
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,13 +37,16 @@ class Catalogue:
     apis: dict[str, ApiEntry]  # exact qualified names
     api_prefixes: dict[str, ApiEntry]  # namespaces
     raw: dict[str, Any] = field(default_factory=dict)  # every file's table, by file stem
+    # A project module named after a GPU library wraps it (`vllm.utils.flashinfer`): component -> library.
+    wrapped: dict[str, str] = field(default_factory=dict)
 
     def table(self, stem: str) -> dict[str, Any]:
         """The parsed TOML of `rules/<stem>.toml` (empty when missing)."""
         return self.raw.get(stem, {})
 
     def lookup_api(self, qualified: str) -> ApiEntry | None:
-        """Longest match for a qualified name: exact first, then enclosing namespaces."""
+        """Longest match for a qualified name: exact first, then enclosing namespaces, then a
+        wrapper module named after a GPU library (`vllm.utils.flashinfer.mm` counts as flashinfer)."""
         entry = self.apis.get(qualified)
         if entry is not None:
             return entry
@@ -54,8 +57,22 @@ class Catalogue:
                 return entry
             cut = name.rfind(".")
             if cut < 0:
-                return None
+                break
             name = name[:cut]
+        if self.wrapped:
+            return self._wrapper_entry(qualified)
+        return None
+
+    def _wrapper_entry(self, qualified: str) -> ApiEntry | None:
+        """A wrapper's import always counts; a use only when its name says the library
+        (`flashinfer_scaled_fp4_mm` yes, a helper like `calc_diff` from the same module no)."""
+        parts = qualified.split(".")
+        for part in parts[1:-1]:
+            library = self.wrapped.get(part)
+            entry = self.api_prefixes.get(library) if library is not None else None
+            if entry is not None:
+                return entry if library in parts[-1] else replace(entry, scope="import")
+        return None
 
 
 def _read_all(directory: Path) -> dict[str, Any]:
@@ -70,8 +87,10 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
     effects: dict[str, dict[str, str]] = {}
     apis: dict[str, ApiEntry] = {}
     prefixes: dict[str, ApiEntry] = {}
+    wrapped: dict[str, str] = {}
     for table in raw.values():
         effects.update(table.get("effects", {}))
+        wrapped.update({name: name for name in table.get("wrapped_libraries", ())})
         for item in table.get("api", []):
             name = item["name"]
             is_prefix = name.endswith(".*")
@@ -84,7 +103,7 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
                 scope=item.get("scope", "all"),
             )
             (prefixes if is_prefix else apis)[entry.name] = entry
-    return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw)
+    return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw, wrapped=wrapped)
 
 
 @lru_cache(maxsize=1)

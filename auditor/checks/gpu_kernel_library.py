@@ -20,7 +20,7 @@ class GpuKernelLibrary(KernelApiRule):
     tokens = ("vllm._", "from vllm import _")  # compiled extensions, see [gpu_kernel_library]
     what = ("Finds imports and uses of GPU kernel libraries: flash-attn (and its compiled modules), FlashAttention-3, "
             "xformers, apex, mamba-ssm, causal-conv1d, FlashInfer, FlashMLA, DeepGEMM, DeepEP, Transformer Engine, "
-            "fbgemm_gpu, vLLM's compiled CUDA ops, Liger Kernel, sgl-kernel and the CUTLASS/CuTe and QuACK DSLs "
+            "fbgemm_gpu, wrappers named after them (`vllm.utils.flashinfer`), vLLM's compiled CUDA ops, Liger Kernel, sgl-kernel and the CUTLASS/CuTe and QuACK DSLs "
             "(imports only). The list and the torch-native alternative for each are in rules/kernel.toml.")
     why = ("These packages ship CUDA (or CUDA-tuned Triton/CuTe) kernels. Some have ROCm ports or builds, none runs "
            "on TPU, Trainium, MPS or CPU, and importing them there raises. Torch has native replacements for most "
@@ -44,6 +44,8 @@ class GpuKernelLibrary(KernelApiRule):
         Invalid("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, causal=True)\n", line=2),
         Invalid("import xformers.ops as xops\nout = xops.memory_efficient_attention(q, k, v)\n", line=2),
         Invalid("from apex.optimizers import FusedAdam\n", line=1),
+        Invalid("from vllm.utils.flashinfer import (\n    flashinfer_scaled_fp4_mm,\n)\nout = flashinfer_scaled_fp4_mm(a, b)\n",
+                line=4),
         Invalid("try:\n    from apex.normalization import FusedRMSNorm\nexcept ImportError:\n    FusedRMSNorm = None\n",
                 line=2),
         Invalid("from mamba_ssm.ops.selective_scan_interface import selective_scan_fn\n", line=1),
