@@ -1,12 +1,14 @@
 """Portability scores per target, from the findings and the weights in rules/scoring.toml.
 
 For each target and each rule with findings:
-    cost(rule, target) = weight[severity] * factor[effect on target] * (1 + log2(count))
+    cost(rule, target) = weight[severity] * factor[effect on target] * (1 + log2(files))
     score(target)      = 100 * exp(-sum(cost) / scale)
     overall            = mean of the target scores
-Repeating the same kind of tie costs less each time (each doubling adds one more unit), so a
-large repo is not punished for size and a small one not rewarded for it; no finding ever raises
-a score (every term is non-negative and exp is decreasing)."""
+`files` is the number of files where the rule fires: fixing a tie once per file (one central
+device, one extension build) is the unit of migration work, and each doubling of the files
+affected adds one more unit. Clean code around the ties changes nothing, so a large repo is not
+punished for its size nor a small one rewarded; no finding ever raises a score (every term is
+non-negative and exp is decreasing)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from auditor.model import TARGETS, Finding
 class Cost:
     rule: str
     name: str
-    count: int
+    count: int  # findings
+    files: int  # files with at least one finding of the rule
     points: float  # share of the 100 - score this rule is responsible for on that target
 
 
@@ -49,21 +52,27 @@ def compute_scores(findings: list[Finding]) -> Scores:
     config = _config()
     weights, factors, scale = config["severity_weight"], config["effect_factor"], config["scale"]
     counts = Counter((f.rule, f.name, f.severity) for f in findings)
-    effects = {f.rule: f.targets for f in findings}
+    files: dict[str, set[str]] = {}
+    effects: dict[str, dict[str, str]] = {}
+    for f in findings:
+        files.setdefault(f.rule, set()).add(f.path)
+        effects[f.rule] = f.targets
     targets: dict[str, float] = {}
     costs: dict[str, list[Cost]] = {}
     for target in TARGETS:
-        raw: list[tuple[str, str, int, float]] = []
+        raw: list[tuple[str, str, int, int, float]] = []
         for (rule, name, severity), count in counts.items():
-            cost = weights[severity] * factors[effects[rule].get(target, "raises")] * (1 + math.log2(count))
+            spread = len(files[rule])
+            cost = weights[severity] * factors[effects[rule].get(target, "raises")] * (1 + math.log2(spread))
             if cost > 0:
-                raw.append((rule, name, count, cost))
-        total = sum(c for *_, c in raw)
+                raw.append((rule, name, count, spread, cost))
+        total = sum(item[-1] for item in raw)
         score = 100.0 * math.exp(-total / scale)
         targets[target] = round(score, 1)
         lost = 100.0 - score
         costs[target] = sorted(
-            (Cost(rule, name, count, round(lost * cost / total, 1)) for rule, name, count, cost in raw),
+            (Cost(rule, name, count, spread, round(lost * cost / total, 1))
+             for rule, name, count, spread, cost in raw),
             key=lambda c: (-c.points, c.rule),
         )
     overall = round(sum(targets.values()) / len(targets), 1)

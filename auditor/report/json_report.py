@@ -38,7 +38,8 @@ def build_report(result: ScanResult, scores: Scores) -> dict:
         "scores": {"overall": scores.overall, **scores.targets},
         "grades": dict(scores.grades),
         "costs": {
-            target: [{"rule": c.rule, "name": c.name, "count": c.count, "points": c.points} for c in costs]
+            target: [{"rule": c.rule, "name": c.name, "count": c.count, "files": c.files, "points": c.points}
+                     for c in costs]
             for target, costs in scores.costs.items()
         },
         "summary": summary(result),

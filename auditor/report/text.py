@@ -94,6 +94,7 @@ def _scores(scores: Scores, console: Console) -> None:
         value = scores.overall if target == "overall" else scores.targets[target]
         letter = scores.grades[target]
         top = "" if target == "overall" else ", ".join(
-            f"{c.rule} {c.name} x{c.count} (-{c.points:g})" for c in scores.costs[target][:3])
+            f"{c.rule} {c.name} x{c.count} in {c.files} file{'s' if c.files > 1 else ''} (-{c.points:g})"
+            for c in scores.costs[target][:3])
         table.add_row(target, f"{value:.1f}", Text(letter, style=GRADE_STYLE.get(letter, "")), top)
     console.print(table)

@@ -1,0 +1,74 @@
+"""The score's promises: 100 when clean, monotone, kernels far above deprecations, size-fair."""
+
+from __future__ import annotations
+
+import random
+
+from auditor.model import TARGETS, Finding
+from auditor.score import compute_scores, grade
+
+RAISES = {t: ("works" if t == "rocm" else "raises") for t in TARGETS}
+DEGRADES = {t: ("works" if t == "rocm" else "degrades") for t in TARGETS}
+
+
+def finding(rule="LK102", severity="major", path="a.py", line=1, targets=RAISES, name="x"):
+    return Finding(path, line, 1, line, 2, rule, name, "device", severity, "m", "s", targets)
+
+
+def test_clean_code_scores_100():
+    scores = compute_scores([])
+    assert scores.overall == 100 and set(scores.targets.values()) == {100}
+    assert scores.grades["overall"] == "A"
+
+
+def test_rocm_is_untouched_by_what_works_there():
+    scores = compute_scores([finding()])
+    assert scores.targets["rocm"] == 100 and scores.targets["tpu"] < 100
+
+
+def test_monotone_adding_lock_in_never_raises_a_score():
+    rng = random.Random(4)
+    pool = [finding(rule=f"LK{rng.choice([101, 102, 201, 401, 501])}", severity=rng.choice(["blocker", "major", "minor", "info"]),
+                    path=f"f{rng.randrange(8)}.py", line=rng.randrange(1, 50),
+                    targets=rng.choice([RAISES, DEGRADES])) for _ in range(60)]
+    for severity_fixed in range(3):
+        rng.shuffle(pool)
+        seen: list[Finding] = []
+        previous = compute_scores(seen)
+        for item in pool:
+            # one rule always has one severity and one effect: keep the first seen for each rule
+            if any(s.rule == item.rule and (s.severity, s.targets) != (item.severity, item.targets) for s in seen):
+                continue
+            seen.append(item)
+            current = compute_scores(seen)
+            assert current.overall <= previous.overall
+            assert all(current.targets[t] <= previous.targets[t] for t in TARGETS)
+            previous = current
+
+
+def test_a_custom_kernel_weighs_far_more_than_a_deprecated_alias():
+    kernel = compute_scores([finding(rule="LK401", severity="blocker")]).targets["tpu"]
+    alias = compute_scores([finding(rule="LK209", severity="minor", targets=DEGRADES)]).targets["tpu"]
+    assert 100 - kernel > 20 * (100 - alias)
+
+
+def test_size_fair_repeats_in_one_file_cost_no_more_and_spread_costs_sublinearly():
+    one = compute_scores([finding()]).targets["tpu"]
+    many_lines = compute_scores([finding(line=i) for i in range(1, 51)]).targets["tpu"]
+    assert one == many_lines
+    two_files = compute_scores([finding(path="a.py"), finding(path="b.py")]).targets["tpu"]
+    sixty_four = compute_scores([finding(path=f"f{i}.py") for i in range(64)]).targets["tpu"]
+    assert two_files < one
+    loss_2, loss_64 = 100 - two_files, 100 - sixty_four
+    assert loss_64 < 8 * loss_2  # 32 times the files, far less than 32 times the cost
+
+
+def test_costs_explain_the_loss():
+    scores = compute_scores([finding(rule="LK401", severity="blocker"), finding(rule="LK102")])
+    costs = scores.costs["tpu"]
+    assert [c.rule for c in costs] == ["LK401", "LK102"]
+    assert abs(sum(c.points for c in costs) - (100 - scores.targets["tpu"])) < 0.2
+
+
+def test_grades():
+    assert [grade(s) for s in (100, 90, 89.9, 75, 60, 40, 39.9, 0)] == ["A", "A", "B", "B", "C", "D", "F", "F"]
