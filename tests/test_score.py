@@ -31,7 +31,7 @@ def test_monotone_adding_lock_in_never_raises_a_score():
     pool = [finding(rule=f"LK{rng.choice([101, 102, 201, 401, 501])}", severity=rng.choice(["blocker", "major", "minor", "info"]),
                     path=f"f{rng.randrange(8)}.py", line=rng.randrange(1, 50),
                     targets=rng.choice([RAISES, DEGRADES])) for _ in range(60)]
-    for severity_fixed in range(3):
+    for _ordering in range(3):  # three random orders of the same pool
         rng.shuffle(pool)
         seen: list[Finding] = []
         previous = compute_scores(seen)
