@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from auditor.catalogue import Catalogue
-from auditor.checks.base import Rule
-from auditor.context import FileContext
 from auditor.discover import SourceFile, discover
 from auditor.model import FileError, FileResult, Finding
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
+
+if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
+    from auditor.cache import Cache
+    from auditor.catalogue import Catalogue
+    from auditor.checks.base import Rule
+    from auditor.context import FileContext
+    from auditor.parallel import Task
 
 
 @dataclass
@@ -20,25 +25,40 @@ class ScanOptions:
     respect_gitignore: bool = True
     excludes: tuple[str, ...] = ()
     max_bytes: int = DEFAULT_MAX_BYTES
-    jobs: int = 1
+    jobs: int | None = None  # worker processes; None or 0: every core available
+    cache: bool = True
+    cache_dir: str | None = None  # default: .lockin_auditor_cache/ at the project root
+    progress: bool = False  # a progress bar on stderr for long scans
 
 
 @dataclass
 class ScanResult:
     root: str
-    rules: list[Rule]
     files: list[SourceFile] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
-    files_parsed: int = 0
+    files_parsed: int = 0  # parsed in this run (files served from the cache are not counted)
+    files_cached: int = 0  # results reused from the cache
     warnings: list[str] = field(default_factory=list)
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    selected: list[Rule] | None = field(default=None, repr=False)
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The selected rules, loaded on first use (a warm run does not need them)."""
+        if self.selected is None:
+            from auditor.registry import select_rules
+
+            self.selected = select_rules(self.select, self.ignore)
+        return self.selected
 
 
 class Runtime:
     """Everything a process needs to check files with one rule selection; built once per process."""
 
     def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        from auditor.registry import prefilter_tokens
+        from auditor.registry import build_prefilter
         from auditor.walker import Walker
 
         self.rules = rules
@@ -46,7 +66,7 @@ class Runtime:
         self.max_bytes = max_bytes
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
         self.walker = Walker(self.python_rules, catalogue)
-        self.tokens = prefilter_tokens(self.python_rules, catalogue)
+        self.prefilter = build_prefilter(self.python_rules, catalogue)
         self.by_kind: dict[str, list[Rule]] = {}
         for rule in rules:
             for kind in rule.file_kinds:
@@ -54,21 +74,41 @@ class Runtime:
 
     def may_match(self, data: bytes) -> bool:
         """The prefilter: can this Python file hold a finding at all?"""
-        lowered = data.lower()
-        return any(token in lowered for token in self.tokens)
+        return self.prefilter(data)
+
+    def needs_check(self, source: SourceFile, data: bytes) -> bool:
+        """False when the prefilter proves the file holds nothing (its result is empty)."""
+        return source.kind != "python" or self.may_match(data)
 
     def check(self, source: SourceFile) -> FileResult:
+        data, error = read_bytes(source, self.max_bytes)
+        return FileResult(source.display, errors=[error]) if error is not None else self.check_data(source, data)
+
+    def check_with_digest(self, source: SourceFile, hashing: bool,
+                          expected: str | None = None) -> tuple[FileResult | None, str | None]:
+        """Read and check a file; with `hashing`, also a digest of the bytes checked (for the cache).
+        The result is None when the digest equals `expected` (the cached one): nothing to check."""
+        data, error = read_bytes(source, self.max_bytes)
+        if error is not None:
+            return FileResult(source.display, errors=[error]), None
+        if hashing:
+            from auditor.cache import digest
+
+            content = digest(data)
+            if content == expected:
+                return None, content
+            return self.check_data(source, data), content
+        return self.check_data(source, data), None
+
+    def check_data(self, source: SourceFile, data: bytes) -> FileResult:
         try:
-            return self._check(source)
+            return self._check(source, data)
         except Exception as exc:  # a bug in one rule must not lose the other files' findings
             return FileResult(source.display, errors=[FileError(
                 source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
 
-    def _check(self, source: SourceFile) -> FileResult:
-        data, error = read_bytes(source, self.max_bytes)
-        if error is not None:
-            return FileResult(source.display, errors=[error])
-        if source.kind == "python" and not self.may_match(data):
+    def _check(self, source: SourceFile, data: bytes) -> FileResult:
+        if not self.needs_check(source, data):
             return FileResult(source.display)
         try:
             text = decode_python(data) if source.kind in ("python", "setup-py") else decode_text(data)
@@ -76,7 +116,10 @@ class Runtime:
             return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
         if source.kind in ("python", "setup-py"):
             return self._check_python(source, text)
+        from auditor.context import FileContext
+
         ctx = FileContext(source.display, text, self.catalogue, source.kind)
+        ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
         self._run_file_rules(source.kind, ctx)
         findings = sorted(ctx.findings, key=Finding.sort_key)
         return FileResult(source.display, findings=findings, errors=ctx.errors, parsed=True)
@@ -122,19 +165,172 @@ def resolve_root(paths: list[str]) -> str:
 
 
 def scan(paths: list[str], options: ScanOptions | None = None) -> ScanResult:
-    from auditor.registry import full_catalogue, registry_warnings, select_rules
-
+    """Discover, then reuse cached results, prefilter and check the rest (over processes when
+    it pays); findings and errors come back sorted, the same however the work was split."""
     options = options or ScanOptions()
-    rules = select_rules(options.select, options.ignore)
     root = resolve_root(paths)
     found = discover(paths, root, options.respect_gitignore, options.excludes)
-    runtime = Runtime(rules, full_catalogue(), options.max_bytes)
-    outcome = ScanResult(root=root, rules=rules, files=found.files, errors=list(found.errors),
-                         warnings=list(registry_warnings()))
-    for result in (runtime.check(source) for source in found.files):
+    outcome = ScanResult(root=root, files=found.files, errors=list(found.errors),
+                         select=options.select, ignore=options.ignore)
+    cache = None
+    if options.cache:
+        from auditor.cache import open_cache
+
+        cache = open_cache(root, options.cache_dir, options.select, options.ignore, options.max_bytes)
+    whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
+    results = _Scan(found.files, options, cache, outcome, whole).run()
+    for result in results:
         outcome.findings.extend(result.findings)
         outcome.errors.extend(result.errors)
-        outcome.files_parsed += result.parsed
     outcome.findings.sort(key=Finding.sort_key)
     outcome.errors.sort()
     return outcome
+
+
+class _Scan:
+    """One scan's bookkeeping: cache hits first, then the prefilter, then the candidates."""
+
+    def __init__(self, files: list[SourceFile], options: ScanOptions, cache: Cache | None, outcome: ScanResult,
+                 whole_project: bool = False) -> None:
+        self.files = files
+        self.whole_project = whole_project
+        self.options = options
+        self.cache = cache
+        self.outcome = outcome
+        self.results: list[FileResult | None] = [None] * len(files)
+        self.stats: list[tuple[int, int] | None] = [None] * len(files)
+
+    def run(self) -> list[FileResult]:
+        misses = self._from_cache()
+        if misses or self.cache is None or "rules" not in self.cache.meta:
+            self._check(misses)
+        elif self.cache is not None:
+            self.outcome.warnings.extend(self.cache.meta.get("warnings", []))
+        if self.cache is not None:
+            self.cache.save(keep=self._kept_entries())
+            self.outcome.warnings.extend(self.cache.warnings)
+        return [r for r in self.results if r is not None]
+
+    def _from_cache(self) -> list[int]:
+        misses: list[int] = []
+        for index, source in enumerate(self.files):
+            try:
+                info = os.stat(source.path)
+            except OSError:
+                misses.append(index)  # reading it will say what is wrong
+                continue
+            self.stats[index] = (info.st_size, info.st_mtime_ns)
+            hit = self.cache.lookup(source.display, info.st_size, info.st_mtime_ns) if self.cache else None
+            if hit is None:
+                misses.append(index)
+            else:
+                self.results[index] = hit
+                self.outcome.files_cached += 1
+        return misses
+
+    def _check(self, misses: list[int]) -> None:
+        from auditor.parallel import check_in_pool, prefilter_in_pool, resolve_jobs, run_serially
+        from auditor.progress import Progress
+        from auditor.registry import full_catalogue, registry_warnings
+
+        runtime = Runtime(self.outcome.rules, full_catalogue(), self.options.max_bytes)
+        self.outcome.warnings.extend(registry_warnings())
+        if self.cache is not None:
+            self.cache.meta = {"rules": [r.code for r in runtime.rules], "warnings": list(registry_warnings())}
+        jobs = resolve_jobs(self.options.jobs)
+        unread = [(i, self.files[i], self.stats[i][0] if self.stats[i] else 0, self._expected(i)) for i in misses]
+        if prefilter_in_pool(jobs, unread):
+            tasks, held = unread, {}  # a big cold run: the workers read and prefilter too
+        else:
+            tasks, held = self._prefilter(runtime, misses)
+        progress = Progress(self.options.progress, sum(t[2] for t in tasks), len(tasks))
+        try:
+            if run_serially(jobs, tasks):
+                progress.start()
+                for index, source, size, expected in tasks:
+                    data = held.pop(index, None)
+                    if data is None:
+                        result, content = runtime.check_with_digest(source, self.cache is not None, expected)
+                    else:
+                        result, content = runtime.check_data(source, data), self._digest(data)
+                    self._outcome(runtime, index, result, content)
+                    progress.advance(size)
+            else:
+                held.clear()
+                outcomes, warnings = check_in_pool(runtime, tasks, jobs, self.cache is not None,
+                                                   progress.advance, progress.start)
+                self.outcome.warnings.extend(warnings)
+                for index, result, content in outcomes:
+                    self._outcome(runtime, index, result, content)
+        finally:
+            progress.stop()
+
+    def _expected(self, index: int) -> str | None:
+        """The cached digest of a file whose stat changed but whose size did not."""
+        stat = self.stats[index]
+        if self.cache is None or stat is None:
+            return None
+        return self.cache.digest_for(self.files[index].display, stat[0])
+
+    def _outcome(self, runtime: Runtime, index: int, result: FileResult | None, content: str | None) -> None:
+        """Record a checked file; None means its bytes matched the cached digest."""
+        if result is None:
+            stat = self.stats[index]
+            source = self.files[index]
+            hit = self.cache.lookup_content(source.display, stat[0], stat[1], content) if self.cache and stat else None
+            if hit is not None:
+                self.results[index] = hit
+                self.outcome.files_cached += 1
+                return
+            result, content = runtime.check_with_digest(source, self.cache is not None)
+        self._record(index, result, content)
+
+    def _prefilter(self, runtime: Runtime, misses: list[int]) -> tuple[list[Task], dict[int, bytes]]:
+        """Read every miss once: content-identical files come from the cache, files the prefilter
+        rules out get an empty result; the rest are the tasks (small ones keep their bytes)."""
+        tasks: list[Task] = []
+        held: dict[int, bytes] = {}
+        held_bytes = 0
+        for index in misses:
+            source = self.files[index]
+            data, error = read_bytes(source, self.options.max_bytes)
+            if error is not None:
+                self._record(index, FileResult(source.display, errors=[error]), None)
+                continue
+            content = self._digest(data)
+            stat = self.stats[index]
+            if self.cache is not None and stat is not None and content is not None:
+                hit = self.cache.lookup_content(source.display, stat[0], stat[1], content)
+                if hit is not None:
+                    self.results[index] = hit
+                    self.outcome.files_cached += 1
+                    continue
+            if not runtime.needs_check(source, data):
+                self._record(index, FileResult(source.display), content)
+                continue
+            tasks.append((index, source, len(data), None))
+            if held_bytes < 4 * 1024 * 1024:  # enough for any serial run; a pool re-reads
+                held[index] = data
+                held_bytes += len(data)
+        return tasks, held
+
+    def _digest(self, data: bytes) -> str | None:
+        if self.cache is None:
+            return None
+        from auditor.cache import digest
+
+        return digest(data)
+
+    def _record(self, index: int, result: FileResult, content: str | None) -> None:
+        self.results[index] = result
+        self.outcome.files_parsed += result.parsed
+        stat = self.stats[index]
+        if self.cache is not None and content is not None and stat is not None:
+            self.cache.store(result, stat[0], stat[1], content)
+
+    def _kept_entries(self) -> set[str] | None:
+        """A scan of the whole project drops entries of files that are gone; a partial one keeps
+        the other entries."""
+        if self.cache is None or not self.whole_project:
+            return None
+        return {self.cache.entry_key(source.display) for source in self.files}

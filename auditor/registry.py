@@ -9,9 +9,13 @@ import inspect
 import pkgutil
 from functools import lru_cache
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from auditor.catalogue import Catalogue, build_catalogue, load_catalogue
 from auditor.checks.base import ApiRule, Rule
+
+if TYPE_CHECKING:
+    from auditor.prefilter import Prefilter
 
 ENTRY_POINT_GROUP = "lockin_auditor.rules"
 _ABSTRACT = {Rule, ApiRule}
@@ -164,3 +168,12 @@ def prefilter_tokens(rules: list[Rule], catalogue: Catalogue) -> tuple[bytes, ..
     # Drop tokens that contain another token: the shorter one already lets the file through.
     minimal = {t for t in tokens if not any(o != t and o in t for o in tokens)}
     return tuple(sorted(t.encode() for t in minimal))
+
+
+def build_prefilter(rules: list[Rule], catalogue: Catalogue) -> Prefilter:
+    """The prefilter for these rules: their tokens, plus each catalogue row they own."""
+    from auditor.prefilter import Prefilter
+
+    names = {r.name for r in rules}
+    rows = [entry for entry in [*catalogue.apis.values(), *catalogue.api_prefixes.values()] if entry.rule in names]
+    return Prefilter((t for rule in rules for t in rule.tokens), ((api_token(e.name), e.name) for e in rows))

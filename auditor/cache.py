@@ -1,0 +1,292 @@
+"""The results cache, as ruff keeps one: `.lockin_auditor_cache/` at the project root.
+
+One file per settings key (tool version, rule selection, catalogue, the auditor's own code,
+installed plugins, size limit) maps each file, by path from the project root, to what scanning it
+gave: size, mtime_ns, a content digest, findings and errors. A file whose size and mtime are
+unchanged is reused without being read; one whose stat changed but whose bytes hash the same is
+reused without being parsed. A file modified within a second of being scanned may change again
+in the same mtime tick, so its entry is only trusted after its content is checked again ("racy
+git"). Anything wrong with the cache only costs speed: a corrupt, unreadable or unwritable cache
+is reported as a warning and the scan goes on uncached. Importing this module must stay cheap:
+a warm run never imports libcst."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from auditor import __version__
+from auditor.model import FileError, FileResult, Finding
+
+CACHE_DIR_NAME = ".lockin_auditor_cache"
+FORMAT = 2
+MAGIC = b"LKAUDIT-CACHE\n"
+# marshal reads the results of a large tree ~8x faster than json (a warm run has under a second);
+# it is only ever given bytes whose digest matches, i.e. bytes this module wrote.
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by lockin-auditor.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+RACY_NS = 2_000_000_000  # entries of files modified this close to the scan are re-verified
+MAX_CACHE_FILES = 16  # settings variants kept side by side; the least recently used go first
+
+# Per-file entry: [size, mtime_ns, digest, trusted, parsed, findings, errors]
+_SIZE, _MTIME, _DIGEST, _TRUSTED, _PARSED, _FINDINGS, _ERRORS = range(7)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def project_root(scan_root: str) -> str:
+    """Nearest ancestor of the scanned root holding .git or pyproject.toml, else the root itself."""
+    here = os.path.abspath(scan_root)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")) or os.path.isfile(os.path.join(here, "pyproject.toml")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return os.path.abspath(scan_root)
+        here = parent
+
+
+def _code_fingerprint() -> list:
+    """Sizes and mtimes of the auditor's own modules (an edited rule invalidates the cache even
+    without a version bump) and of the import path folders (installing a plugin touches them)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    stats: list = []
+    stack = [package]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                stack.append(entry.path)
+            elif entry.name.endswith((".py", ".toml")):
+                info = entry.stat()
+                stats.append([os.path.relpath(entry.path, package), info.st_size, info.st_mtime_ns])
+    for folder in sys.path:
+        if not folder.endswith(("site-packages", "dist-packages")):
+            continue
+        try:
+            stats.append([folder, os.stat(folder or ".").st_mtime_ns])
+        except OSError:
+            continue
+    return stats
+
+
+def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: int) -> str:
+    """What the results depend on besides the files: a change to any of it starts a new cache."""
+    from auditor.catalogue import catalogue_fingerprint
+
+    material = json.dumps({
+        "format": FORMAT, "version": __version__, "python": sys.version_info[:2],
+        "select": select, "ignore": ignore, "max_bytes": max_bytes,
+        "catalogue": catalogue_fingerprint(), "code": _code_fingerprint(),
+    }, sort_keys=True)
+    return hashlib.blake2b(material.encode(), digest_size=12).hexdigest()
+
+
+_TARGETS = 10  # in a finding row: an index into the cache's table of per-target effects
+
+
+@dataclass
+class Cache:
+    """The cache of one settings key; `lookup` before scanning a file, `store` after."""
+
+    directory: str
+    key: str
+    project: str  # the project root
+    prefix: str  # the scanned root relative to the project root, "" or ending in "/"
+    entries: dict[str, list] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)  # rule codes and registry warnings of the run that wrote it
+    dirty: bool = False
+    started_ns: int = field(default_factory=time.time_ns)
+    targets: list[dict[str, str]] = field(default_factory=list)  # effects tables, shared by findings
+    _target_index: dict[tuple, int] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.directory, f"results-{self.key}.bin")
+
+    def entry_key(self, display: str) -> str:
+        return self.prefix + display
+
+    def lookup(self, display: str, size: int, mtime_ns: int) -> FileResult | None:
+        """The cached result when the stat says the file is unchanged and the entry is trusted."""
+        entry = self.entries.get(self.prefix + display)
+        if entry is None or not entry[_TRUSTED] or entry[_SIZE] != size or entry[_MTIME] != mtime_ns:
+            return None
+        return self._result(display, entry)
+
+    def lookup_content(self, display: str, size: int, mtime_ns: int, content_digest: str) -> FileResult | None:
+        """The cached result when the bytes are the same though the stat changed; refreshes the entry."""
+        entry = self.entries.get(self.prefix + display)
+        if entry is None or entry[_SIZE] != size or entry[_DIGEST] != content_digest:
+            return None
+        trusted = self._trusted(mtime_ns)
+        if entry[_MTIME] != mtime_ns or entry[_TRUSTED] != trusted:
+            entry[_MTIME], entry[_TRUSTED] = mtime_ns, trusted
+            self.dirty = True
+        return self._result(display, entry)
+
+    def digest_for(self, display: str, size: int) -> str | None:
+        """The cached digest when an entry of this size exists (hashing the file may save a parse)."""
+        entry = self.entries.get(self.prefix + display)
+        return entry[_DIGEST] if entry is not None and entry[_SIZE] == size else None
+
+    def store(self, result: FileResult, size: int, mtime_ns: int, content_digest: str) -> None:
+        if any(error.kind == "internal" for error in result.errors):
+            return  # a crash in a rule is not a property of the file; try again next time
+        self.entries[self.prefix + result.path] = [
+            size, mtime_ns, content_digest, self._trusted(mtime_ns), result.parsed,
+            [self._row(f) for f in result.findings], [[e.kind, e.message] for e in result.errors],
+        ]
+        self.dirty = True
+
+    def _trusted(self, mtime_ns: int) -> bool:
+        return mtime_ns < self.started_ns - RACY_NS
+
+    def _row(self, finding: Finding) -> list:
+        key = tuple(sorted(finding.targets.items()))
+        index = self._target_index.get(key)
+        if index is None:
+            index = self._target_index[key] = len(self.targets)
+            self.targets.append(dict(finding.targets))
+        return [finding.line, finding.column, finding.end_line, finding.end_column, finding.rule, finding.name,
+                finding.category, finding.severity, finding.message, finding.suggestion, index,
+                finding.min_torch, finding.snippet]
+
+    def _finding(self, path: str, row: list) -> Finding:
+        values = list(row)
+        values[_TARGETS] = self.targets[row[_TARGETS]]
+        return Finding(path, *values)
+
+    def _result(self, display: str, entry: list) -> FileResult:
+        return FileResult(
+            display, findings=[self._finding(display, row) for row in entry[_FINDINGS]],
+            errors=[FileError(display, kind, message) for kind, message in entry[_ERRORS]],
+            parsed=entry[_PARSED])
+
+    # -- disk --------------------------------------------------------------------------------------
+    def load(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.warnings.append(f"cache file {self.path} is unreadable ({exc.strerror}); scanning without it")
+            return
+        try:
+            data = _decode(raw)
+            if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != self.key:
+                raise ValueError("unexpected format")
+            entries, meta, targets = data["files"], data["meta"], data["targets"]
+            if not isinstance(meta, dict) or not isinstance(targets, list) or not isinstance(entries, dict):
+                raise ValueError("malformed tables")
+            if not all(isinstance(t, dict) for t in targets):
+                raise ValueError("malformed effects")
+            if not all(_valid_entry(e, len(targets)) for e in entries.values()):
+                raise ValueError("malformed entry")
+        except (ValueError, KeyError, TypeError, EOFError, RecursionError) as exc:
+            self.warnings.append(f"cache file {self.path} is corrupt ({exc}); scanning without it")
+            return
+        self.entries, self.meta, self.targets = entries, meta, targets
+        self._target_index = {tuple(sorted(t.items())): i for i, t in enumerate(targets)}
+
+    def save(self, keep: set[str] | None = None) -> None:
+        """Write atomically (temp file + rename); `keep` limits the entries to those paths."""
+        if not self.dirty:
+            return
+        entries = self.entries if keep is None else {k: v for k, v in self.entries.items() if k in keep}
+        payload = _encode({"format": FORMAT, "key": self.key, "meta": self.meta, "targets": self.targets,
+                           "files": entries})
+        try:
+            prepare_directory(self.directory)
+            handle, temp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".bin")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(payload)
+                os.replace(temp, self.path)
+            except BaseException:
+                _remove(temp)
+                raise
+            _prune(self.directory)
+        except OSError as exc:
+            self.warnings.append(f"cannot write the cache in {self.directory} ({exc.strerror or exc}); "
+                                 f"use --cache-dir or --no-cache")
+
+
+def _encode(data: dict) -> bytes:
+    body = marshal.dumps(data)
+    return MAGIC + hashlib.blake2b(body, digest_size=16).digest() + body
+
+
+def _decode(raw: bytes) -> object:
+    if not raw.startswith(MAGIC):
+        raise ValueError("not a lockin-auditor cache file")
+    start = len(MAGIC) + 16
+    body = raw[start:]
+    if hashlib.blake2b(body, digest_size=16).digest() != raw[len(MAGIC):start]:
+        raise ValueError("checksum mismatch")
+    return marshal.loads(body)
+
+
+def _valid_entry(entry: object, targets: int) -> bool:
+    return (isinstance(entry, list) and len(entry) == 7 and isinstance(entry[_SIZE], int)
+            and isinstance(entry[_MTIME], int) and isinstance(entry[_DIGEST], str)
+            and isinstance(entry[_FINDINGS], list) and isinstance(entry[_ERRORS], list)
+            and all(isinstance(row, list) and len(row) == 13 and isinstance(row[_TARGETS], int)
+                    and 0 <= row[_TARGETS] < targets for row in entry[_FINDINGS])
+            and all(isinstance(row, list) and len(row) == 2 for row in entry[_ERRORS]))
+
+
+def prepare_directory(directory: str) -> None:
+    """Create the cache folder with its CACHEDIR.TAG and a .gitignore that ignores everything."""
+    os.makedirs(directory, exist_ok=True)
+    for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by lockin-auditor.\n*\n")):
+        target = os.path.join(directory, name)
+        if not os.path.exists(target):
+            with open(target, "w", encoding="utf-8") as out:
+                out.write(content)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _prune(directory: str) -> None:
+    """Keep the most recently written result files only (one per settings variant)."""
+    files = [e for e in os.scandir(directory) if e.name.startswith("results-")]
+    if len(files) <= MAX_CACHE_FILES:
+        return
+    files.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+    for entry in files[MAX_CACHE_FILES:]:
+        _remove(entry.path)
+
+
+def open_cache(scan_root: str, cache_dir: str | None, select: list[str] | None, ignore: list[str] | None,
+               max_bytes: int) -> Cache:
+    """The cache for this scan, loaded from disk (empty when missing or unusable)."""
+    project = project_root(scan_root)
+    directory = os.path.abspath(cache_dir) if cache_dir else os.path.join(project, CACHE_DIR_NAME)
+    relative = os.path.relpath(os.path.abspath(scan_root), project).replace(os.sep, "/")
+    prefix = "" if relative == "." else relative + "/"
+    cache = Cache(directory, settings_key(select, ignore, max_bytes), project, prefix)
+    cache.load()
+    return cache

@@ -1,0 +1,146 @@
+"""Checking the candidate files over a pool of processes.
+
+Each worker builds its Runtime once (under fork it inherits the parent's), reads its files itself
+(the parent never holds the candidates' bytes, which keeps its memory flat) and returns the
+results with a digest of the bytes it checked, for the cache. Work goes out in chunks, largest
+files first, so that no big file is left for the end; the caller puts the results back in file
+order, so a parallel run reports exactly what a serial one does."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
+
+from auditor.discover import SourceFile
+from auditor.model import FileResult
+
+if TYPE_CHECKING:
+    from auditor.engine import Runtime
+
+# Below this many candidate bytes (after the prefilter) a pool costs more than it saves:
+# starting two forked workers takes ~0.05 s and libcst parses + walks ~150 kB/s per core.
+SERIAL_BYTES = 48 * 1024
+SERIAL_FILES = 2
+# Above this many bytes still to read, the workers read and prefilter too (the parent would
+# otherwise spend seconds on it while they wait).
+POOL_PREFILTER_BYTES = 8 * 1024 * 1024
+CHUNK_MIN_BYTES = 32 * 1024
+CHUNK_MAX_BYTES = 1024 * 1024
+CHUNK_MAX_FILES = 16
+
+# (index in the scan, file, size in bytes, cached digest: when the bytes still hash to it, the
+# worker returns no result and the cached one stands)
+Task = tuple[int, SourceFile, int, "str | None"]
+Outcome = tuple[int, "FileResult | None", "str | None"]  # (index, result, digest of the bytes checked)
+
+_runtime: Runtime | None = None  # the parent's, inherited by forked workers
+_worker: tuple[Runtime, bool] | None = None
+
+
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    return available_cores() if jobs is None or jobs <= 0 else jobs
+
+
+def run_serially(jobs: int, tasks: Sequence[Task]) -> bool:
+    """Small inputs, one job and pre-commit runs (many short invocations side by side) stay in-process."""
+    if jobs <= 1 or not tasks or os.environ.get("PRE_COMMIT") == "1":
+        return True
+    return len(tasks) < SERIAL_FILES or sum(t[2] for t in tasks) < SERIAL_BYTES
+
+
+def prefilter_in_pool(jobs: int, tasks: Sequence[Task]) -> bool:
+    return not run_serially(jobs, tasks) and sum(t[2] for t in tasks) >= POOL_PREFILTER_BYTES
+
+
+def chunks(tasks: Sequence[Task], jobs: int) -> list[list[Task]]:
+    """Largest files first, grouped so every worker gets several chunks to balance with."""
+    ordered = sorted(tasks, key=lambda t: (-t[2], t[0]))
+    total = sum(t[2] for t in ordered)
+    target = max(CHUNK_MIN_BYTES, min(CHUNK_MAX_BYTES, total // (jobs * 12) or 1))
+    out: list[list[Task]] = []
+    current: list[Task] = []
+    weight = 0
+    for task in ordered:
+        current.append(task)
+        weight += task[2]
+        if weight >= target or len(current) >= CHUNK_MAX_FILES:
+            out.append(current)
+            current, weight = [], 0
+    if current:
+        out.append(current)
+    return out
+
+
+def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool) -> None:
+    global _worker
+    runtime = _runtime
+    if runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes:
+        from auditor.engine import Runtime
+        from auditor.registry import full_catalogue, rule_by_code
+
+        rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
+        runtime = Runtime(rules, full_catalogue(), max_bytes)
+    _worker = (runtime, hashing)
+
+
+def _check_chunk(chunk: list[Task]) -> list[Outcome]:
+    assert _worker is not None
+    runtime, hashing = _worker
+    return [(index, *runtime.check_with_digest(source, hashing, expected)) for index, source, _, expected in chunk]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
+                  advance: Callable[[int], None] | None = None,
+                  started: Callable[[], None] | None = None) -> tuple[list[Outcome], list[str]]:
+    """Every task's outcome (in no particular order) and warnings; falls back to checking in this
+    process when the pool cannot start or a worker dies."""
+    global _runtime
+    work = chunks(tasks, jobs)
+    outcomes: list[Outcome] = []
+    warnings: list[str] = []
+    done: set[int] = set()
+    _runtime = runtime
+    codes = tuple(rule.code for rule in runtime.rules)
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_context(),
+                                 initializer=_init_worker, initargs=(codes, runtime.max_bytes, hashing)) as pool:
+            futures: dict[Future, list[Task]] = {pool.submit(_check_chunk, chunk): chunk for chunk in work}
+            if started is not None:
+                started()  # only now: no thread may run in this process while workers fork
+            try:
+                for future in as_completed(futures):
+                    for outcome in future.result():
+                        outcomes.append(outcome)
+                        done.add(outcome[0])
+                    if advance is not None:
+                        advance(sum(t[2] for t in futures[future]))
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    except (BrokenProcessPool, OSError) as exc:
+        warnings.append(f"parallel checking failed ({type(exc).__name__}: {exc}); finishing in one process")
+        for index, source, size, expected in tasks:
+            if index not in done:
+                outcomes.append((index, *runtime.check_with_digest(source, hashing, expected)))
+                if advance is not None:
+                    advance(size)
+    finally:
+        _runtime = None
+    return outcomes, warnings

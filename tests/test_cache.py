@@ -1,0 +1,174 @@
+"""The results cache: warm runs re-parse nothing, changes are always seen, and a broken cache
+only costs speed (a warning), never a crash or a wrong result."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from auditor.cache import CACHE_DIR_NAME, CACHEDIR_TAG, _decode, _encode, project_root
+from auditor.engine import ScanOptions, scan
+
+ROOT = Path(__file__).resolve().parent.parent
+BAD = "import torch\nmodel.cuda()\ntorch.cuda.synchronize()\n"
+GOOD = "import numpy\n"
+OLD_NS = time.time_ns() - 3600 * 10**9  # an hour ago: the stat is trusted
+
+
+def make_repo(tmp_path: Path, files: dict[str, str], age: bool = True) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+        if age:
+            os.utime(path, ns=(OLD_NS, OLD_NS))
+    return repo
+
+
+def run(path: Path, **options):
+    return scan([str(path)], ScanOptions(jobs=1, **options))
+
+
+def rows(result) -> list[dict]:
+    return [f.to_dict() for f in result.findings]
+
+
+def test_warm_run_reuses_everything(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": GOOD, "requirements.txt": "cupy-cuda12x\n"})
+    cold = run(repo)
+    warm = run(repo)
+    assert cold.files_parsed >= 1 and cold.files_cached == 0
+    assert warm.files_parsed == 0 and warm.files_cached == len(warm.files) == 3
+    assert rows(cold) == rows(warm) and cold.errors == warm.errors
+    assert not warm.warnings
+
+
+def test_cache_folder_is_tagged_and_ignored(tmp_path):
+    repo = make_repo(tmp_path, {"src/a.py": BAD})
+    (repo / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    run(repo / "src")  # the project root is found above the scanned folder
+    folder = repo / CACHE_DIR_NAME
+    assert (folder / "CACHEDIR.TAG").read_text() == CACHEDIR_TAG
+    assert (folder / ".gitignore").read_text().strip().endswith("*")
+    assert list(folder.glob("results-*"))
+    assert project_root(str(repo / "src")) == str(repo)
+
+
+def test_changed_content_is_rechecked(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": GOOD})
+    assert rows(run(repo)) == []
+    (repo / "a.py").write_text(BAD, encoding="utf-8")
+    changed = run(repo)
+    assert changed.files_parsed == 1 and rows(changed)
+    assert rows(changed) == rows(run(repo, cache=False))
+
+
+def test_touched_but_identical_file_is_not_parsed_again(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    first = run(repo)
+    later = OLD_NS + 10**9
+    os.utime(repo / "a.py", ns=(later, later))
+    again = run(repo)
+    assert again.files_parsed == 0 and again.files_cached == 1 and rows(again) == rows(first)
+
+
+def test_racy_entry_is_verified_by_content(tmp_path):
+    """A file written just before the scan may change again within the same mtime tick."""
+    repo = make_repo(tmp_path, {"a.py": "import torch\nx = 1\n"}, age=False)
+    stamp = (repo / "a.py").stat().st_mtime_ns
+    assert rows(run(repo)) == []
+    (repo / "a.py").write_text("model.cuda()\n#....\n", encoding="utf-8")  # same size
+    os.utime(repo / "a.py", ns=(stamp, stamp))  # and the same mtime
+    assert [f["rule"] for f in rows(run(repo))] == [f["rule"] for f in rows(run(repo, cache=False))] != []
+
+
+def test_deleted_file_leaves_the_results(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": BAD})
+    assert {f.path for f in run(repo).findings} == {"a.py", "b.py"}
+    (repo / "b.py").unlink()
+    assert {f.path for f in run(repo).findings} == {"a.py"}
+
+
+def test_rule_selection_has_its_own_cache(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    every = {f.rule for f in run(repo).findings}
+    only = {f.rule for f in run(repo, select=["LK102"]).findings}
+    assert only == {"LK102"} and every > only
+    assert {f.rule for f in run(repo).findings} == every
+
+
+def test_corrupt_cache_warns_and_gives_correct_results(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    expected = rows(run(repo))
+    (path,) = (repo / CACHE_DIR_NAME).glob("results-*")
+    good = path.read_bytes()
+    flipped = good[:-5] + bytes([good[-5] ^ 0xFF]) + good[-4:]
+    wrong_shape = _encode({"format": 2, "key": "x", "files": []})
+    for junk in (b"{not json", b"", b"\x00\xff", good[:len(good) // 2], flipped, wrong_shape):
+        path.write_bytes(junk)
+        result = run(repo)
+        assert rows(result) == expected
+        assert any("cache" in w for w in result.warnings), junk
+        assert rows(run(repo)) == expected  # and the next run has a good cache again
+
+
+def test_malformed_entry_is_not_trusted(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    expected = rows(run(repo))
+    (path,) = (repo / CACHE_DIR_NAME).glob("results-*")
+    data = _decode(path.read_bytes())
+    data["files"]["a.py"][5] = [["broken"]]
+    path.write_bytes(_encode(data))
+    result = run(repo)
+    assert rows(result) == expected and result.warnings
+
+
+def test_unwritable_cache_dir_warns(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    result = run(repo, cache_dir=str(blocker / "cache"))
+    assert rows(result) == rows(run(repo, cache=False))
+    assert any("cannot write the cache" in w for w in result.warnings)
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    run(repo, cache=False)
+    assert not (repo / CACHE_DIR_NAME).exists()
+
+
+def test_cache_dir_option(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    elsewhere = tmp_path / "elsewhere"
+    run(repo, cache_dir=str(elsewhere))
+    warm = run(repo, cache_dir=str(elsewhere))
+    assert warm.files_cached == 1 and (elsewhere / "CACHEDIR.TAG").exists()
+    assert not (repo / CACHE_DIR_NAME).exists()
+
+
+def test_partial_scan_keeps_other_entries(tmp_path):
+    repo = make_repo(tmp_path, {"src/a.py": BAD, "tests/b.py": BAD})
+    run(repo)
+    scan([str(repo / "src" / "a.py")], ScanOptions(jobs=1))
+    assert run(repo).files_cached == 2
+
+
+def test_warm_run_does_not_import_libcst(tmp_path):
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": GOOD})
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from auditor.engine import ScanOptions, scan\n"
+        f"r = scan([{str(repo)!r}], ScanOptions(jobs=1))\n"
+        "print(r.files_parsed, r.files_cached, len(r.findings), 'libcst' in sys.modules)\n"
+    )
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert first[3] == "True" and second[:2] == ["0", "2"] and second[2] == first[2]
+    assert second[3] == "False"

@@ -1,0 +1,84 @@
+"""The prefilter must never drop a file that has a finding: every rule's INVALID examples and
+the fixtures give the same findings with the prefilter on and off (the corpus check is
+bench/check_prefilter.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from auditor.discover import SourceFile, file_kind
+from auditor.engine import Runtime, ScanOptions, scan
+from auditor.prefilter import Prefilter
+from auditor.registry import all_rules, full_catalogue
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+INVALID = [
+    pytest.param(rule, example, id=f"{rule.code}-{index}")
+    for rule in all_rules()
+    for index, example in enumerate(rule.INVALID)
+    if file_kind(example.path) == "python"
+]
+
+
+@pytest.mark.parametrize(("rule", "example"), INVALID)
+def test_invalid_examples_pass_the_rules_own_prefilter(rule, example):
+    """With only this rule selected its prefilter still lets each of its bad examples through."""
+    runtime = Runtime([rule], full_catalogue())
+    assert runtime.needs_check(SourceFile(example.path, example.path, "python"), example.code.encode()), (
+        f"{rule.code}: the prefilter drops an INVALID example; add a token:\n{example.code}")
+
+
+def _findings(paths: list[str], prefilter: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    if not prefilter:
+        monkeypatch.setattr(Runtime, "needs_check", lambda self, source, data: True)
+    result = scan(paths, ScanOptions(cache=False, jobs=1))
+    monkeypatch.undo()
+    return [f.to_dict() for f in result.findings]
+
+
+def test_examples_and_fixtures_same_findings_with_and_without_prefilter(tmp_path, monkeypatch):
+    for rule in all_rules():
+        for index, example in enumerate(rule.INVALID):
+            target = tmp_path / rule.code / str(index) / example.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(example.code, encoding="utf-8")
+    paths = [str(tmp_path)] + ([str(FIXTURES)] if FIXTURES.is_dir() else [])
+    on = _findings(paths, True, monkeypatch)
+    off = _findings(paths, False, monkeypatch)
+    assert on == off
+    assert on, "the examples must produce findings"
+
+
+def test_prefilter_skips_files_without_tokens(scan_source):
+    result = scan_source({"plain.py": "import numpy as np\nx = np.zeros(3)\n" * 50})
+    assert result.files_parsed == 0 and not result.findings
+
+
+def test_rule_tokens_are_case_insensitive_substrings():
+    check = Prefilter(["cuda"], [])
+    assert check(b"x = 'CUDA'") and check(b"import pycuda") and not check(b"import torch")
+
+
+def test_catalogue_rows_need_every_component_as_an_identifier():
+    check = Prefilter([], [("vllm", "vllm._C"), ("parallel", "torch.nn.parallel")])
+    assert check(b"from vllm import _C\n")
+    assert check(b"import vllm._C as ops\n")
+    assert check(b"import torch\nm = torch.nn.parallel.DistributedDataParallel(m)\n")
+    assert not check(b"import vllm\nvllm.config\n")  # `_C` is never spelled as a name
+    assert not check(b"import torch\ntensor_parallel = torch.nn.Linear\n")  # no `parallel` identifier
+    assert not check(b"import torch\n")
+
+
+def test_unconditional_token_covers_longer_anchors():
+    check = Prefilter(["nvidia"], [("nvidia_dali", "nvidia_dali.ops")])
+    assert check.anchors == (b"nvidia",) and check(b"# nvidia")
+
+
+def test_conditional_anchor_inside_a_longer_one_keeps_both_rows():
+    check = Prefilter([], [("flash_attn", "flash_attn"), ("flash_attn_3", "flash_attn_3.ops")])
+    assert check.anchors == (b"flash_attn",)
+    assert check(b"import flash_attn_3.ops\n") and check(b"import flash_attn\n")
+    assert not check(b"use_flash_attn_3 = True\n")
