@@ -2,19 +2,34 @@
 the rules, `audit explain CODE_OR_NAME` prints one rule's docs.
 
 Exit codes: 0 the run succeeded and the gate passed; 1 a --fail-under / --fail-on gate failed;
-2 a usage error, a missing path or an internal error, with one line on stderr saying what to do."""
+2 a usage error, a missing path or an internal error, with one line on stderr saying what to do.
+The report goes to stdout (or --output); warnings and gate messages go to stderr, so
+`--format json` output is always parseable.
+
+Colour (text report): `--color auto` colours a terminal unless NO_COLOR is set, and a pipe when
+FORCE_COLOR is set; `--color always` and `--color never` win over both variables and the terminal
+type. A file written with --output gets no colour unless `--color always`."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
 from auditor import TOOL_NAME, __version__
+
+if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
+    from rich.console import Console
+
+    from auditor.engine import ScanResult
+    from auditor.model import Severity
+    from auditor.score import Scores
 
 COMMANDS = ("scan", "rules", "explain")
 GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
@@ -82,44 +97,119 @@ def scan(
     max_file_size: Annotated[float, typer.Option("--max-file-size", min=0.001, help="Skip files larger than this many MB.")] = 10.0,
     color: Annotated[Color, typer.Option("--color", help="Colour in the text report.")] = Color.auto,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Text report: only the summary and the scores.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every core available).")] = 0,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the results cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(
+        "--cache-dir", help="Where the results cache lives (default: .lockin_auditor_cache/ at the project root).",
+        show_default=False)] = None,
 ) -> int:
     """Scan PATHS for NVIDIA lock-in and report findings and portability scores."""
     from auditor.engine import ScanOptions
     from auditor.engine import scan as run_scan
-    from auditor.model import TARGETS, Severity
     from auditor.registry import RuleSelectionError
     from auditor.score import compute_scores
 
-    given = [str(p) for p in paths] if paths else ["."]
-    for path in given:
-        if not os.path.lexists(path):
-            raise UsageProblem(f"path not found: {path} (give an existing directory or file, e.g. `audit .`)")
-    targets = _split(target) or ["overall"]
-    for name in targets:
-        if name not in ("overall", *TARGETS):
-            raise UsageProblem(f"unknown --target {name!r}; choose from overall, {', '.join(TARGETS)}")
-    failing_severity = None
-    if fail_on is not None:
-        try:
-            failing_severity = Severity(fail_on.lower())
-        except ValueError:
-            raise UsageProblem(f"unknown --fail-on {fail_on!r}; choose from blocker, major, minor, info") from None
+    given = _existing_paths(paths)
+    targets = _targets(target)
+    failing_severity = _severity(fail_on)
+    if output is not None and not output.parent.is_dir():
+        raise UsageProblem(f"cannot write {output}: folder {output.parent} does not exist; choose a writable --output path")
     options = ScanOptions(select=_split(select), ignore=_split(ignore), respect_gitignore=respect_gitignore,
-                          excludes=tuple(_split(exclude) or ()), max_bytes=int(max_file_size * 1024 * 1024))
+                          excludes=tuple(_split(exclude) or ()), max_bytes=int(max_file_size * 1024 * 1024),
+                          jobs=jobs or None, cache=not no_cache, cache_dir=str(cache_dir) if cache_dir else None,
+                          progress=_show_progress(output_format))
     try:
         result = run_scan(given, options)
     except RuleSelectionError as exc:
         raise UsageProblem(str(exc)) from None
     scores = compute_scores(result.findings)
-    for warning in result.warnings:
+    _warn(result.warnings)
+    outcome = _gate(result, scores, fail_under, targets, failing_severity)
+    try:
+        _write_report(result, scores, output_format, output, color, quiet)
+    except BrokenPipeError:  # `audit . | head`: the reader has what it wanted; keep the gate's code
+        _silence_stdout()
+    for message in outcome.messages:
+        print(f"audit: {message}", file=sys.stderr)
+    return outcome.code
+
+
+def _existing_paths(paths: list[Path] | None) -> list[str]:
+    given = [str(p) for p in paths] if paths else ["."]
+    for path in given:
+        if not os.path.lexists(path):
+            raise UsageProblem(f"path not found: {path} (give an existing directory or file, e.g. `audit .`)")
+    return given
+
+
+def _targets(values: list[str] | None) -> list[str]:
+    from auditor.model import TARGETS
+
+    targets = [name.lower() for name in _split(values) or ["overall"]]
+    for name in targets:
+        if name not in ("overall", *TARGETS):
+            raise UsageProblem(f"unknown --target {name!r}; choose from overall, {', '.join(TARGETS)}")
+    return targets
+
+
+def _severity(value: str | None) -> Severity | None:
+    from auditor.model import Severity
+
+    if value is None:
+        return None
+    try:
+        return Severity(value.lower())
+    except ValueError:
+        raise UsageProblem(f"unknown --fail-on {value!r}; choose from blocker, major, minor, info") from None
+
+
+def _show_progress(output_format: OutputFormat) -> bool:
+    """A progress bar only where a person watches: stderr is a terminal, not CI, not pre-commit."""
+    if output_format is not OutputFormat.text or not sys.stderr.isatty():
+        return False
+    return not any(os.environ.get(name, "").lower() not in ("", "0", "false") for name in ("CI", "PRE_COMMIT"))
+
+
+def _warn(warnings: Iterable[str]) -> None:
+    for warning in warnings:
         print(f"audit: warning: {warning}", file=sys.stderr)
-    _write_report(result, scores, output_format, output, color, quiet)
-    return _gate(result, scores, fail_under, targets, failing_severity)
 
 
-def _write_report(result, scores, output_format: OutputFormat, output: Path | None, color: Color, quiet: bool) -> None:
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _raise_broken_pipe() -> None:
+    # rich's default turns a closed pipe into SystemExit(1), which would read as a failed gate.
+    raise BrokenPipeError
+
+
+def _console(stream: TextIO, color: Color, to_file: bool) -> Console:
+    """The text report's console; see the module docstring for how colour is chosen."""
+    from rich.console import Console
+
+    from auditor.report.text import make_console
+
+    if color is Color.always:
+        console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True, no_color=False)
+        if console.color_system is None:  # TERM=dumb; the user asked for colour anyway
+            console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True, no_color=False,
+                              color_system="standard")
+    else:
+        console = make_console(stream, "never" if to_file else color.value)
+    console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
+    return console
+
+
+def _write_report(result: ScanResult, scores: Scores, output_format: OutputFormat, output: Path | None, color: Color,
+                  quiet: bool) -> None:
     from auditor.report.json_report import render_json
-    from auditor.report.text import make_console, render_text
+    from auditor.report.text import render_text
 
     stream = None
     try:
@@ -130,26 +220,31 @@ def _write_report(result, scores, output_format: OutputFormat, output: Path | No
         if output_format is OutputFormat.json:
             stream.write(render_json(result, scores))
         else:
-            render_text(result, scores, make_console(stream, "never" if output else color.value), quiet)
+            render_text(result, scores, _console(stream, color, to_file=output is not None), quiet)
     finally:
         if output is not None:
             stream.close()
 
 
-def _gate(result, scores, fail_under: float | None, targets: list[str], failing) -> int:
-    failed = False
+@dataclass
+class GateOutcome:
+    code: int  # 0 passed, 1 failed
+    messages: list[str]  # why it failed, one line each
+
+
+def _gate(result: ScanResult, scores: Scores, fail_under: float | None, targets: list[str],
+          failing: Severity | None) -> GateOutcome:
+    messages = []
     if fail_under is not None:
         for name in targets:
             value = scores.overall if name == "overall" else scores.targets[name]
             if value < fail_under:
-                print(f"audit: {name} score {value:.1f} is below --fail-under {fail_under:g}", file=sys.stderr)
-                failed = True
+                messages.append(f"{name} score {value:.1f} is below --fail-under {fail_under:g}")
     if failing is not None:
         worst = [f for f in result.findings if f.severity and _rank(f.severity) >= failing.rank]
         if worst:
-            print(f"audit: {len(worst)} finding(s) at or above {failing.value} (--fail-on)", file=sys.stderr)
-            failed = True
-    return 1 if failed else 0
+            messages.append(f"{len(worst)} finding(s) at or above {failing.value} (--fail-on)")
+    return GateOutcome(1 if messages else 0, messages)
 
 
 def _rank(severity: str) -> int:
@@ -163,8 +258,10 @@ def list_rules(
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="List format.")] = OutputFormat.text,
 ) -> int:
     """List every rule: code, name, category, severity and summary."""
+    from auditor.registry import registry_warnings
     from auditor.report.rules_view import print_rules
 
+    _warn(registry_warnings())
     print_rules(output_format.value)
     return 0
 
@@ -203,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"audit: error: {exc}", file=sys.stderr)
         return 2
     except TyperException as exc:
-        message = exc.format_message().strip().replace("\n", " ")
+        message = " ".join(exc.format_message().replace("Value error, ", "").split())
         print(f"audit: error: {message} (run `audit --help` for usage)", file=sys.stderr)
         return getattr(exc, "exit_code", 2) if getattr(exc, "exit_code", 2) != 1 else 2
     except typer.Exit as exc:
@@ -212,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         print("audit: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
     except Exception as exc:  # no traceback ever reaches the user
         print(f"audit: internal error: {type(exc).__name__}: {exc} (please report it; rerun with "

@@ -31,7 +31,11 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
         result.errors.append(FileError(path, "parse", "too deeply nested to parse"))
         return result
     ctx = PythonContext(path, text, catalogue, module)
-    walker.run(ctx)
+    try:
+        walker.run(ctx)
+    except RecursionError:  # e.g. hundreds of chained calls: libcst parsed it, the walk cannot
+        result.errors.append(FileError(path, "parse", "too deeply nested to check"))
+        return result
     if after_walk is not None:
         after_walk(ctx)
     result.findings = place_findings(ctx)

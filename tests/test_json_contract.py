@@ -1,0 +1,162 @@
+"""The JSON report is a contract (CI gates, baselines, SARIF and outside users read it): its
+keys, types and order are pinned here. A change that breaks these tests must bump
+auditor.report.json_report.FORMAT_VERSION."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from auditor import TOOL_NAME, __version__
+from auditor.cli import main
+from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor.report.json_report import FORMAT_VERSION
+
+CORE = "LK101,LK102,LK103,LK201"
+TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "costs", "summary", "findings", "errors",
+            "warnings"}
+FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
+                "message", "suggestion", "min_torch", "targets", "snippet"}
+SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "by_category",
+                "by_severity", "by_rule"}
+EFFECTS = {"works", "degrades", "raises"}
+GRADES = {"A", "B", "C", "D", "F"}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    files = {
+        "train.py": "import torch\nmodel = Net().cuda()\nx = torch.zeros(3, device='cuda')\n",
+        "pkg/util.py": ("import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                        "batch = batch.cuda(non_blocking=True)\n"),
+        "pkg/a.py": "import torch\nm = M().cuda()\nm2 = M().cuda()\n",
+        "clean.py": "import torch\nx = torch.ones(2).to(device)\n",
+        "broken.py": "import torch\ndef f(:\n    model.cuda()\n",
+    }
+    for name, content in files.items():
+        path = tmp_path / "repo" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return tmp_path / "repo"
+
+
+def report_of(path: Path, capsys, *extra: str) -> dict:
+    cache = [] if "--cache-dir" in extra else ["--no-cache"]
+    code = main([str(path), "--format", "json", "--select", CORE, *cache, *extra])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    return json.loads(out)
+
+
+def test_top_level(repo, capsys):
+    report = report_of(repo, capsys)
+    assert set(report) == TOP_KEYS
+    assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
+    assert report["format_version"] == FORMAT_VERSION and isinstance(FORMAT_VERSION, int)
+    assert report["targets"] == list(TARGETS) == ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]
+    assert isinstance(report["warnings"], list) and all(isinstance(w, str) for w in report["warnings"])
+
+
+def test_scores_grades_costs(repo, capsys):
+    report = report_of(repo, capsys)
+    scores = report["scores"]
+    assert set(scores) == {"overall", *TARGETS}
+    assert all(isinstance(v, float | int) and 0 <= v <= 100 for v in scores.values())
+    assert scores["rocm"] == 100 and scores["cpu"] < 100  # the core rules work on ROCm only
+    assert set(report["grades"]) == {"overall", *TARGETS}
+    assert set(report["grades"].values()) <= GRADES
+    costs = report["costs"]
+    assert set(costs) == set(TARGETS)
+    assert costs["rocm"] == []
+    for target in TARGETS:
+        for cost in costs[target]:
+            assert set(cost) == {"rule", "name", "count", "files", "points"}
+            assert isinstance(cost["rule"], str) and isinstance(cost["name"], str)
+            assert isinstance(cost["count"], int) and cost["count"] >= 1
+            assert isinstance(cost["files"], int) and 1 <= cost["files"] <= cost["count"]
+            assert isinstance(cost["points"], float | int) and cost["points"] >= 0
+        points = [c["points"] for c in costs[target]]
+        assert points == sorted(points, reverse=True)
+
+
+def test_summary_counts(repo, capsys):
+    report = report_of(repo, capsys)
+    summary = report["summary"]
+    assert set(summary) == SUMMARY_KEYS
+    assert summary["files"] == 5 and summary["files_parsed"] == 4  # clean.py never gets past the prefilter
+    assert summary["findings"] == len(report["findings"]) and summary["errors"] == len(report["errors"]) == 1
+    assert summary["files_with_findings"] == len({f["path"] for f in report["findings"]}) == 3
+    assert set(summary["by_category"]) == set(CATEGORIES)  # every category and severity, even at zero
+    assert set(summary["by_severity"]) == set(SEVERITIES)
+    assert summary["by_category"]["kernel"] == 0 and summary["by_category"]["dependency"] == 0
+    assert sum(summary["by_category"].values()) == sum(summary["by_severity"].values()) == summary["findings"]
+    assert summary["by_rule"] == {"LK101": 1, "LK102": 4, "LK103": 1}  # LK103 covers its own condition
+    assert list(summary["by_rule"]) == sorted(summary["by_rule"])  # the writer sorts every object's keys
+
+
+def test_empty_repository_still_has_every_key(tmp_path, capsys):
+    report = report_of(tmp_path, capsys)
+    assert report["findings"] == [] and report["errors"] == []
+    assert report["summary"]["by_category"] == {c: 0 for c in CATEGORIES}
+    assert report["summary"]["by_severity"] == {s: 0 for s in SEVERITIES}
+    assert report["summary"]["by_rule"] == {}
+    assert report["scores"] == {"overall": 100.0, **{t: 100.0 for t in TARGETS}}
+    assert report["costs"] == {t: [] for t in TARGETS}
+
+
+def test_findings(repo, capsys):
+    findings = report_of(repo, capsys)["findings"]
+    assert findings
+    for f in findings:
+        assert set(f) == FINDING_KEYS
+        for key in ("rule", "name", "category", "severity", "path", "message", "suggestion", "snippet"):
+            assert isinstance(f[key], str), key
+        assert f["category"] in CATEGORIES and f["severity"] in SEVERITIES
+        assert f["min_torch"] is None or isinstance(f["min_torch"], str)
+        for key in ("line", "column", "end_line", "end_column"):
+            assert isinstance(f[key], int) and not isinstance(f[key], bool) and f[key] >= 1, key
+        assert (f["end_line"], f["end_column"]) > (f["line"], f["column"])
+        assert f["path"] in {"train.py", "pkg/util.py", "pkg/a.py"}  # POSIX, relative, no "./"
+        assert set(f["targets"]) == set(TARGETS) and set(f["targets"].values()) <= EFFECTS
+        assert f["message"] and f["suggestion"] and f["snippet"]
+    keys = [(f["path"], f["line"], f["column"], f["rule"]) for f in findings]
+    assert keys == sorted(keys)
+    first = next(f for f in findings if f["path"] == "pkg/a.py")
+    assert first["rule"] == "LK102" and first["name"] == "cuda-method-call" and first["category"] == "device"
+    assert first["line"] == first["end_line"] == 2 and first["snippet"] == "m = M().cuda()"
+    assert "cuda" in first["snippet"][first["column"] - 1:first["end_column"] - 1]  # 1-based, end exclusive
+
+
+def test_errors(repo, capsys):
+    errors = report_of(repo, capsys)["errors"]
+    assert len(errors) == 1
+    assert set(errors[0]) == {"path", "kind", "message"}
+    assert errors[0]["path"] == "broken.py" and errors[0]["kind"] == "parse" and errors[0]["message"]
+
+
+def test_paths_are_relative_to_the_scanned_folder(repo, capsys, monkeypatch):
+    monkeypatch.chdir(repo.parent)
+    report = report_of(Path("repo/pkg"), capsys)
+    assert {f["path"] for f in report["findings"]} == {"a.py", "util.py"}
+
+
+def test_byte_identical_runs(repo, tmp_path, capsys):
+    outputs = []
+    for index in range(2):
+        target = tmp_path / f"run{index}.json"
+        assert main([str(repo), "--format", "json", "--select", CORE, "--no-cache", "-o", str(target)]) == 0
+        outputs.append(target.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert outputs[0].endswith(b"}\n") and b"\r" not in outputs[0]
+
+
+def test_warm_cache_changes_nothing_but_the_parse_count(repo, capsys):
+    """A run served from the cache reports the same findings and scores; only `files_parsed`
+    (files parsed in this run) may differ."""
+    cold = report_of(repo, capsys, "--cache-dir", str(repo.parent / "cache"))
+    warm = report_of(repo, capsys, "--cache-dir", str(repo.parent / "cache"))
+    for report in (cold, warm):
+        report["summary"].pop("files_parsed")
+    assert warm == cold
