@@ -66,3 +66,19 @@ def print_explanation(rule: Rule) -> None:
         console.print(Markdown(explanation_markdown(rule)))
     else:
         sys.stdout.write(explanation_markdown(rule))
+
+
+def rules_markdown_table() -> str:
+    """The README's rule table (kept in sync by tests/test_readme.py)."""
+    from auditor.registry import all_rules
+
+    mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
+    rows = ["| code | name | category | severity | " + " | ".join(TARGETS) + " |",
+            "|---|---|---|---|" + "---|" * len(TARGETS)]
+    for rule in all_rules():
+        if not rule.__module__.startswith("auditor."):
+            continue  # plugins are not part of the README
+        effects = rule.effects()
+        rows.append(f"| {rule.code} | {rule.name} | {rule.category.value} | {rule.severity.value} | "
+                    + " | ".join(mark[effects[t]] for t in TARGETS) + " |")
+    return "\n".join(rows)

@@ -1,0 +1,36 @@
+"""The README promises things the code must keep true."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from auditor.report.rules_view import rules_markdown_table
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_first_lines_are_the_two_setup_commands():
+    block = re.search(r"```sh\n(.*?)```", README, re.S).group(1).strip().splitlines()
+    assert len(block) == 2
+    assert "pip install ." in block[0] and "audit fixtures/demo-repo" in block[0]
+    assert "pip install '.[test]'" in block[1] and "pytest" in block[1]
+    assert README.index("```sh") < README.index("\n## ")
+
+
+def test_ci_runs_the_readme_test_command():
+    test_command = re.search(r"```sh\n(.*?)```", README, re.S).group(1).strip().splitlines()[1]
+    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_demo_repo_exists():
+    assert (ROOT / "fixtures" / "demo-repo").is_dir()
+
+
+def test_rule_table_is_current():
+    table = re.search(r"<!-- rules-table:start -->\n(.*?)\n<!-- rules-table:end -->", README, re.S)
+    assert table is not None
+    assert table.group(1).strip() == rules_markdown_table().strip(), (
+        "README rule table is stale: regenerate it with "
+        "`python -c 'from auditor.report.rules_view import rules_markdown_table as t; print(t())'`")
