@@ -49,5 +49,22 @@ def build_report(result: ScanResult, scores: Scores) -> dict:
     }
 
 
+_ITEM_LISTS = ("findings", "errors")
+
+
 def render_json(result: ScanResult, scores: Scores) -> str:
-    return json.dumps(build_report(result, scores), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """Sorted keys, one finding or error per line (diff-friendly), everything else compact.
+
+    json's C encoder only runs without `indent`; laying the lines out here keeps a 12,000-finding
+    report at a fraction of the time `indent=2` takes."""
+    report = build_report(result, scores)
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
+    lines = []
+    for key in sorted(report):
+        value = report[key]
+        if key in _ITEM_LISTS and value:
+            items = ",\n    ".join(map(encode, value))
+            lines.append(f'  "{key}": [\n    {items}\n  ]')
+        else:
+            lines.append(f'  "{key}": {encode(value)}')
+    return "{\n" + ",\n".join(lines) + "\n}\n"
