@@ -2,15 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._helpers import DEVICE_WORD, is_cuda_device, keyword, name_of_target, positional
-from auditor.checks.base import Invalid, Rule, Valid
+from auditor.checks._helpers import DEVICE_WORD, is_cuda_device, keyword, positional
+from auditor.checks._values import ValueFlowRule
+from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
 
-STATE = "LK101"
 
-
-class HardcodedCudaDevice(Rule):
+class HardcodedCudaDevice(ValueFlowRule):
     code = "LK101"
     name = "hardcoded-cuda-device"
     category = Category.DEVICE
@@ -20,6 +19,7 @@ class HardcodedCudaDevice(Rule):
                   "or torch.device(\"cpu\")`, and pass DEVICE here.")
     min_torch = "2.7"
     tokens = ("cuda",)
+    role = DEVICE_WORD
     what = ('Finds "cuda", "cuda:N" and f"cuda:{rank}" strings where they choose a device: `torch.device(...)`, '
             "`.to(...)`, `device=`/`map_location=`/`device_map=`/`device_type=` arguments, argument defaults and "
             "`choices=`, "
@@ -60,9 +60,6 @@ class HardcodedCudaDevice(Rule):
         Invalid('def get_device():\n    return "cuda"\n', line=2),
     ]
 
-    def begin(self, ctx: PythonContext) -> None:
-        ctx.state[STATE] = ({}, set())  # pending name -> literal nodes; names used as devices
-
     # -- device positions in calls -------------------------------------------------------------
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         table = ctx.catalogue.table("device")
@@ -83,18 +80,16 @@ class HardcodedCudaDevice(Rule):
                 self._device_value(arg.value, ctx)
         default = keyword(node, "default")
         if default is not None and is_cuda_device(default.value):
-            self._report(default.value, ctx)
+            self.report_value(default.value, ctx)
         choices = keyword(node, "choices")  # argparse/click: the devices a user may pick
         if choices is not None and isinstance(choices.value, (cst.List, cst.Tuple, cst.Set)):
             for element in choices.value.elements:
                 if is_cuda_device(element.value):
-                    self._report(element.value, ctx)
+                    self.report_value(element.value, ctx)
 
     def _device_value(self, value: cst.BaseExpression, ctx: PythonContext) -> None:
-        if isinstance(value, cst.Name):
-            ctx.state[STATE][1].add(value.value)
-        elif isinstance(value, cst.Attribute):
-            ctx.state[STATE][1].add(value.attr.value)
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            self.mark_used(value, ctx)
         elif isinstance(value, cst.IfExp):
             self._device_value(value.body, ctx)
             self._device_value(value.orelse, ctx)
@@ -103,63 +98,15 @@ class HardcodedCudaDevice(Rule):
                 if isinstance(element, cst.DictElement):
                     self._device_value(element.value, ctx)
         elif is_cuda_device(value):
-            self._report(value, ctx)
+            self.report_value(value, ctx)
 
-    def _report(self, node: cst.CSTNode, ctx: PythonContext) -> None:
-        literal = ctx.module.code_for_node(node)
-        ctx.report(self, node, literal=literal[:40])
+    def report_value(self, node: cst.CSTNode, ctx: PythonContext) -> None:
+        ctx.report(self, node, literal=ctx.module.code_for_node(node)[:40])
 
-    # -- values that feed a device position ----------------------------------------------------
-    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
-        if value is None:
-            return
-        name = name_of_target(target)
-        if name is None:
-            return
-        literals = self._cuda_literals(value)
-        if not literals:
-            return
-        if DEVICE_WORD.search(name):
-            for literal in literals:
-                self._report(literal, ctx)
-        else:
-            ctx.state[STATE][0].setdefault(name, []).extend(literals)
-
-    def _cuda_literals(self, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    # -- values that feed a device position (stored, returned, passed later: see ValueFlowRule) --
+    def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         if isinstance(value, cst.IfExp):
-            return [*self._cuda_literals(value.body), *self._cuda_literals(value.orelse)]
+            return [*self.values_in(value.body, ctx), *self.values_in(value.orelse, ctx)]
         if isinstance(value, (cst.List, cst.Tuple)):
             return [e.value for e in value.elements if is_cuda_device(e.value)]
         return [value] if is_cuda_device(value) else []
-
-    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
-        for target in node.targets:
-            self._assigned(target.target, node.value, ctx)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
-        self._assigned(node.target, node.value, ctx)
-
-    def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
-        self._assigned(node.name, node.default, ctx)
-
-    def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
-        from auditor.checks._helpers import string_value
-
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                key = string_value(element.key)
-                if key is not None and DEVICE_WORD.search(key):
-                    for literal in self._cuda_literals(element.value):
-                        self._report(literal, ctx)
-
-    def visit_Return(self, node: cst.Return, ctx: PythonContext) -> None:
-        if node.value is not None and DEVICE_WORD.search(ctx.function_name or "-"):
-            for literal in self._cuda_literals(node.value):
-                self._report(literal, ctx)
-
-    def finish(self, ctx: PythonContext) -> None:
-        pending, used = ctx.state[STATE]
-        for name, literals in pending.items():
-            if name in used:
-                for literal in literals:
-                    self._report(literal, ctx)

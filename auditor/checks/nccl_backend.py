@@ -4,8 +4,9 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import keyword, name_of_target, positional, string_value
-from auditor.checks.base import Invalid, Rule, Valid
+from auditor.checks._helpers import keyword, positional, string_value
+from auditor.checks._values import ValueFlowRule
+from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
 
@@ -76,7 +77,7 @@ def _callee(call: cst.Call) -> str | None:
     return func.value if isinstance(func, cst.Name) else None
 
 
-class NcclBackend(Rule):
+class NcclBackend(ValueFlowRule):
     code = "LK301"
     name = "nccl-backend"
     category = Category.DISTRIBUTED
@@ -139,10 +140,12 @@ class NcclBackend(Rule):
         Invalid('import torch.distributed._symmetric_memory as symm_mem\nsymm_mem.set_backend("NCCL")\n', line=2),
     ]
 
+    role = BACKEND_WORD
+
     def begin(self, ctx: PythonContext) -> None:
-        # pending name -> "nccl" literals; names used as a backend; Backend.NCCL nodes inside
-        # comparisons; literals in branches that only run with CUDA
-        ctx.state[STATE] = ({}, set(), set(), set())
+        super().begin(ctx)
+        # Backend.NCCL nodes inside comparisons; literals in branches that only run with CUDA
+        ctx.state[STATE] = (set(), set())
 
     # -- backend positions -----------------------------------------------------------------------
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
@@ -160,14 +163,12 @@ class NcclBackend(Rule):
         default = keyword(node, "default")
         if default is not None:
             for literal in _nccl_literals(default.value):
-                self._report(literal, ctx)
+                self.report_value(literal, ctx)
 
     def _backend_value(self, value: cst.BaseExpression, ctx: PythonContext) -> None:
-        name = name_of_target(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
-        if name is not None:
-            ctx.state[STATE][1].add(name)
+        self.mark_used(value, ctx)
         for literal in _nccl_literals(value):
-            self._report(literal, ctx)
+            self.report_value(literal, ctx)
 
     def visit_Comparison(self, node: cst.Comparison, ctx: PythonContext) -> None:
         # `backend == dist.Backend.NCCL` tests the backend, it does not choose it.
@@ -175,7 +176,7 @@ class NcclBackend(Rule):
         while stack:
             current = stack.pop()
             if isinstance(current, cst.Attribute):
-                ctx.state[STATE][2].add(id(current))
+                ctx.state[STATE][0].add(id(current))
             elif isinstance(current, (cst.Tuple, cst.List, cst.Set)):
                 stack.extend(e.value for e in current.elements)
 
@@ -188,62 +189,24 @@ class NcclBackend(Rule):
         if isinstance(branch, cst.Else):
             branch = branch.body
         if isinstance(branch, cst.BaseSuite):
-            ctx.state[STATE][3].update(id(n) for n in _strings_in(branch))
+            ctx.state[STATE][1].update(id(n) for n in _strings_in(branch))
 
     def visit_Attribute(self, node: cst.Attribute, ctx: PythonContext) -> None:
-        if id(node) in ctx.state[STATE][2]:
+        if id(node) in ctx.state[STATE][0]:
             return
         qualified = ctx.qualify(node)
         if qualified is None:
             return
         for constant in ctx.catalogue.table("distributed").get("backend_constants", ()):
             if qualified == constant or qualified.startswith(constant + "."):
-                self._report(node, ctx)
+                self.report_value(node, ctx)
                 return
 
-    def _report(self, node: cst.CSTNode, ctx: PythonContext) -> None:
-        if id(node) in ctx.state[STATE][3]:
+    def report_value(self, node: cst.CSTNode, ctx: PythonContext) -> None:
+        if id(node) in ctx.state[STATE][1]:
             return
         ctx.report(self, node, literal=ctx.module.code_for_node(node)[:40])
 
-    # -- values that feed a backend position -------------------------------------------------------
-    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
-        literals = _nccl_literals(value)
-        name = name_of_target(target) if literals else None
-        if name is None:
-            return
-        if BACKEND_WORD.search(name):
-            for literal in literals:
-                self._report(literal, ctx)
-        else:
-            ctx.state[STATE][0].setdefault(name, []).extend(literals)
-
-    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
-        for target in node.targets:
-            self._assigned(target.target, node.value, ctx)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
-        self._assigned(node.target, node.value, ctx)
-
-    def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
-        self._assigned(node.name, node.default, ctx)
-
-    def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                key = string_value(element.key)
-                if key is not None and BACKEND_WORD.search(key):
-                    for literal in _nccl_literals(element.value):
-                        self._report(literal, ctx)
-
-    def visit_Return(self, node: cst.Return, ctx: PythonContext) -> None:
-        if BACKEND_WORD.search(ctx.function_name or "-"):
-            for literal in _nccl_literals(node.value):
-                self._report(literal, ctx)
-
-    def finish(self, ctx: PythonContext) -> None:
-        pending, used = ctx.state[STATE][:2]
-        for name, literals in pending.items():
-            if name in used:
-                for literal in literals:
-                    self._report(literal, ctx)
+    # -- values that feed a backend position (stored, returned, passed later: see ValueFlowRule) --
+    def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
+        return _nccl_literals(value)

@@ -3,12 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from auditor.checks._env import is_message_call
-from auditor.checks._helpers import name_of_target, string_value
-from auditor.checks.base import Invalid, Rule, Valid
+from auditor.checks._helpers import string_value
+from auditor.checks._values import ValueFlowRule
+from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
-
-STATE = "LK603"
 
 
 def _command_text(node: cst.BaseExpression) -> str | None:
@@ -24,7 +23,7 @@ def _command_text(node: cst.BaseExpression) -> str | None:
     return None
 
 
-class NvidiaSmiCall(Rule):
+class NvidiaSmiCall(ValueFlowRule):
     code = "LK603"
     name = "nvidia-smi-call"
     category = Category.ENV
@@ -63,9 +62,6 @@ class NvidiaSmiCall(Rule):
         Invalid('info = run_and_read_all(run_lambda, "nvidia-smi topo -m")\n', line=1),
     ]
 
-    def begin(self, ctx: PythonContext) -> None:
-        ctx.state[STATE] = ({}, set())  # pending name -> command nodes; names passed to calls
-
     def _command(self, node: cst.BaseExpression, ctx: PythonContext) -> cst.BaseExpression | None:
         """`node` when it is an nvidia-smi command string or argv list."""
         first = node
@@ -83,32 +79,11 @@ class NvidiaSmiCall(Rule):
         for arg in node.args:
             value = arg.value
             if isinstance(value, (cst.Name, cst.Attribute)):
-                ctx.state[STATE][1].add(name_of_target(value))
+                self.mark_used(value, ctx)
             elif self._command(value, ctx) is not None:
                 ctx.report(self, value)
 
-    def _assigned(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
-        if value is None:
-            return
+    def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
+        """Commands stored for later (`cmd = ["nvidia-smi", ...]`, `cmd = env_cmd or "nvidia-smi"`)."""
         values = [value.left, value.right] if isinstance(value, cst.BooleanOperation) else [value]
-        commands = [v for v in values if self._command(v, ctx) is not None]
-        name = name_of_target(target) if commands else None
-        if name is not None:
-            ctx.state[STATE][0].setdefault(name, []).extend(commands)
-
-    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
-        for target in node.targets:
-            self._assigned(target.target, node.value, ctx)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
-        self._assigned(node.target, node.value, ctx)
-
-    def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
-        self._assigned(node.name, node.default, ctx)
-
-    def finish(self, ctx: PythonContext) -> None:
-        pending, used = ctx.state[STATE]
-        for name, nodes in pending.items():
-            if name in used:
-                for node in nodes:
-                    ctx.report(self, node)
+        return [v for v in values if self._command(v, ctx) is not None]

@@ -1,0 +1,87 @@
+"""Rules about literal values that matter where they land: a device string, a backend name, a
+command line. Shared by LK101 (devices), LK301 (NCCL backend) and LK603 (nvidia-smi)."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+import libcst as cst
+
+from auditor.checks._helpers import name_of_target, string_value
+from auditor.checks.base import Rule
+from auditor.context import PythonContext
+
+
+class ValueFlowRule(Rule):
+    """A value counts where the rule sees it used (the subclass calls `report_value` or
+    `mark_used`), and also when it is stored:
+
+    - in a variable, attribute, dict entry or parameter, or returned by a function, whose name
+      matches `role` (`DEVICE = "cuda"`, `backend: str = "nccl"`, `def get_device(): return ...`);
+    - in any other name that is later used in the position (`d = "cuda"; x.to(d)`), decided
+      once the whole file has been walked.
+    """
+
+    role: ClassVar[re.Pattern | None] = None  # names that say the position; None: only by use
+
+    def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
+        """The literals inside `value` that this rule is about."""
+        raise NotImplementedError
+
+    def report_value(self, node: cst.CSTNode, ctx: PythonContext) -> None:
+        ctx.report(self, node)
+
+    def _flow(self, ctx: PythonContext) -> tuple[dict[str, list[cst.BaseExpression]], set[str]]:
+        return ctx.state[self.code + ":flow"]
+
+    def begin(self, ctx: PythonContext) -> None:
+        ctx.state[self.code + ":flow"] = ({}, set())  # pending name -> values; names used in position
+
+    def mark_used(self, value: cst.BaseExpression, ctx: PythonContext) -> None:
+        """`value` (a name or attribute) was passed to the position."""
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            self._flow(ctx)[1].add(name_of_target(value))
+
+    def _stored(self, target: cst.CSTNode, value: cst.BaseExpression | None, ctx: PythonContext) -> None:
+        literals = self.values_in(value, ctx) if value is not None else []
+        name = name_of_target(target) if literals else None
+        if name is None:
+            return
+        if self.role is not None and self.role.search(name):
+            for literal in literals:
+                self.report_value(literal, ctx)
+        else:
+            self._flow(ctx)[0].setdefault(name, []).extend(literals)
+
+    def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
+        for target in node.targets:
+            self._stored(target.target, node.value, ctx)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
+        self._stored(node.target, node.value, ctx)
+
+    def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
+        self._stored(node.name, node.default, ctx)
+
+    def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
+        if self.role is None:
+            return
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                key = string_value(element.key)
+                if key is not None and self.role.search(key):
+                    for literal in self.values_in(element.value, ctx):
+                        self.report_value(literal, ctx)
+
+    def visit_Return(self, node: cst.Return, ctx: PythonContext) -> None:
+        if self.role is not None and node.value is not None and self.role.search(ctx.function_name or "-"):
+            for literal in self.values_in(node.value, ctx):
+                self.report_value(literal, ctx)
+
+    def finish(self, ctx: PythonContext) -> None:
+        pending, used = self._flow(ctx)
+        for name, literals in pending.items():
+            if name in used:
+                for literal in literals:
+                    self.report_value(literal, ctx)
