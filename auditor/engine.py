@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from auditor.discover import SourceFile, discover
 from auditor.model import FileError, FileResult, Finding
+from auditor.suppress import without_suppressed
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
@@ -115,14 +116,17 @@ class Runtime:
         except SourceError as exc:
             return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
         if source.kind in ("python", "setup-py"):
-            return self._check_python(source, text)
-        from auditor.context import FileContext
+            result = self._check_python(source, text)
+        else:
+            from auditor.context import FileContext
 
-        ctx = FileContext(source.display, text, self.catalogue, source.kind)
-        ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
-        self._run_file_rules(source.kind, ctx)
-        findings = sorted(ctx.findings, key=Finding.sort_key)
-        return FileResult(source.display, findings=findings, errors=ctx.errors, parsed=True)
+            ctx = FileContext(source.display, text, self.catalogue, source.kind)
+            ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
+            self._run_file_rules(source.kind, ctx)
+            result = FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key),
+                                errors=ctx.errors, parsed=True)
+        result.findings = without_suppressed(result.findings, text)
+        return result
 
     def _check_python(self, source: SourceFile, text: str) -> FileResult:
         from auditor.python_scan import scan_python
@@ -182,7 +186,8 @@ def scan(paths: list[str], options: ScanOptions | None = None) -> ScanResult:
     for result in results:
         outcome.findings.extend(result.findings)
         outcome.errors.extend(result.errors)
-    outcome.findings.sort(key=Finding.sort_key)
+    # A file included by two requirement files reports its findings once.
+    outcome.findings = sorted(set(outcome.findings), key=Finding.sort_key)
     outcome.errors.sort()
     return outcome
 
