@@ -95,6 +95,7 @@ class PythonContext(FileContext):
         super().__init__(path, text, catalogue, "python")
         self.module = module
         self.resolver = Resolver()
+        self.rules_by_name: dict[str, Rule] = {}  # the active rules, for family-wide handlers
         self.pending: list[tuple[Rule, cst.CSTNode, dict[str, Any]]] = []
 
     def qualify(self, node: cst.BaseExpression) -> str | None:

@@ -37,6 +37,16 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     return fields
 
 
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_KIND: dict[type, str] = {tuple: _SEQUENCE, list: _SEQUENCE}
+
+
+def _kind_of(value_type: type) -> str:
+    kind = _NODE if issubclass(value_type, cst.CSTNode) else _OTHER
+    _KIND[value_type] = kind
+    return kind
+
+
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
@@ -49,12 +59,17 @@ class Walker:
         self.by_code = {rule.code: rule for rule in self.rules}
         self.by_name = {rule.name: rule for rule in self.rules}
         self.handlers: dict[type, list[Callable]] = {}
+        shared: set[Callable] = set()  # family-wide handlers run once, whichever rule carries them
         for rule in self.rules:
             for attr in dir(type(rule)):
                 if attr.startswith("visit_"):
                     node_type = getattr(cst, attr[6:], None)
-                    if isinstance(node_type, type):
-                        self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
+                    function = getattr(type(rule), attr)
+                    if not isinstance(node_type, type) or function in shared:
+                        continue
+                    if getattr(function, "__lockin_shared__", False):
+                        shared.add(function)
+                    self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
         self._special: dict[type, Callable] = {
             cst.Name: Walker._name, cst.Attribute: Walker._attribute, cst.Call: Walker._call,
             cst.Arg: Walker._arg, cst.Import: Walker._import, cst.ImportFrom: Walker._import_from,
@@ -70,6 +85,7 @@ class Walker:
 
     def run(self, ctx: PythonContext) -> None:
         self.ctx = ctx
+        ctx.rules_by_name = self.by_name
         self.in_except = 0
         for rule in self.rules:
             rule.begin(ctx)
@@ -91,13 +107,18 @@ class Walker:
             self.walk_children(node)
 
     def walk_children(self, node: cst.CSTNode) -> None:
+        # CSTNode is an ABC, so isinstance() against it is slow; node types are looked up once.
         for name in _child_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = _KIND.get(type(value))
+            if kind is None:
+                kind = _kind_of(type(value))
+            if kind is _NODE:
                 self.walk(value)
-            elif isinstance(value, (tuple, list)):
+            elif kind is _SEQUENCE:
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    item_kind = _KIND.get(type(item))
+                    if item_kind is _NODE or (item_kind is None and _kind_of(type(item)) is _NODE):
                         self.walk(item)
 
     def walk_all(self, nodes: Iterable[cst.CSTNode | None]) -> None:

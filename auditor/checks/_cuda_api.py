@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 
 from auditor.checks._helpers import string_value
-from auditor.checks.base import ApiRule
+from auditor.checks.base import ApiRule, shared_visit
 from auditor.names import dotted_parts
 
 if TYPE_CHECKING:
@@ -106,26 +106,18 @@ def _uses_other_backend(root: cst.CSTNode, backends: tuple[str, ...], ctx: Pytho
     return memo[id(root)]
 
 
-def _first_visit(node: cst.CSTNode, ctx: PythonContext) -> bool:
-    """Every rule of the family shares one handler's work: the first to see a node does it."""
-    if ctx.state.get(STATE + "-last") is node:
-        return False
-    ctx.state[STATE + "-last"] = node
-    return True
-
 
 class CudaApiRule(ApiRule):
     """An ApiRule that leaves out references which only name the API (see the module doc)."""
 
     assign_is_use: ClassVar[bool] = False  # flags: `torch.backends.cudnn.benchmark = True` is the use
 
+    @shared_visit
     def visit_Annotation(self, node: cst.Annotation, ctx: PythonContext) -> None:
-        if _first_visit(node, ctx):
-            skipped(ctx).update(id(n) for n in descendants(node.annotation))
+        skipped(ctx).update(id(n) for n in descendants(node.annotation))
 
+    @shared_visit
     def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
-        if not _first_visit(node, ctx):
-            return
         ids = skipped(ctx)
         value_is_name = isinstance(node.value, (cst.Name, cst.Attribute))
         targets = [t.target for t in node.targets]
@@ -138,13 +130,15 @@ class CudaApiRule(ApiRule):
         patched = skipped(ctx, STATE + "-patched")  # reported only by rules where assignment is the use
         patched.update(id(t) for t in targets if isinstance(t, cst.Attribute))
 
+    @shared_visit
     def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
-        if _first_visit(node, ctx) and isinstance(node.target, cst.Name) and isinstance(node.value, (cst.Name, cst.Attribute)):
+        if isinstance(node.target, cst.Name) and isinstance(node.value, (cst.Name, cst.Attribute)):
             skipped(ctx).add(id(node.value))
 
+    @shared_visit
     def visit_If(self, node: cst.If, ctx: PythonContext) -> None:
         done = skipped(ctx, STATE + "-if")
-        if id(node) in done or not _first_visit(node, ctx):
+        if id(node) in done:
             return
         backends = _backends(ctx)
         if not backends:
@@ -162,8 +156,9 @@ class CudaApiRule(ApiRule):
             if id(branch) not in dispatch and any(other[:index] + other[index + 1:]):
                 dispatch.update(id(n) for n in descendants(branch))  # a sibling serves another backend
 
+    @shared_visit
     def visit_DictElement(self, node: cst.DictElement, ctx: PythonContext) -> None:
-        if _first_visit(node, ctx) and isinstance(node.value, (cst.Name, cst.Attribute)) and string_value(node.key) is not None:
+        if isinstance(node.value, (cst.Name, cst.Attribute)) and string_value(node.key) is not None:
             skipped(ctx).add(id(node.value))  # {"cuda": torch.cuda.synchronize, "xpu": ...}
 
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:

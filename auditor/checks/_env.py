@@ -18,7 +18,7 @@ import libcst as cst
 
 from auditor.catalogue import Catalogue, load_catalogue
 from auditor.checks._helpers import name_of_target, positional, string_value
-from auditor.checks.base import Rule
+from auditor.checks.base import Rule, shared_visit
 from auditor.context import PythonContext
 from auditor.model import TARGETS
 
@@ -106,14 +106,16 @@ def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:
 
 
 class EnvVarRule(Rule):
-    """Base of the env-var rules: reports the variables the catalogue gives to `self.name`."""
+    """Base of the env-var rules. The matching runs once per node for the whole family (shared
+    visits) and each variable is reported under the rule the catalogue gives it."""
 
     def _check(self, node: cst.CSTNode, name: str | None, ctx: PythonContext, exact_only: bool = False) -> None:
         if name is None:
             return
         var = env_index(ctx.catalogue).lookup(name, exact_only)
-        if var is not None and var.rule == self.name:
-            ctx.report(self, node, var=name, why=var.why, instead=var.instead)
+        owner = ctx.rules_by_name.get(var.rule) if var is not None else None
+        if owner is not None:  # the rule the catalogue gives this variable, when it is selected
+            ctx.report(owner, node, var=name, why=var.why, instead=var.instead)
 
     def _literal(self, node: cst.CSTNode, ctx: PythonContext, exact_only: bool = False) -> None:
         # Every listed name contains "_": a cheap test before evaluating the literal.
@@ -122,10 +124,12 @@ class EnvVarRule(Rule):
         elif isinstance(node, cst.ConcatenatedString):
             self._check(node, string_value(node), ctx, exact_only)
 
+    @shared_visit
     def visit_Subscript(self, node: cst.Subscript, ctx: PythonContext) -> None:
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             self._literal(node.slice[0].slice.value, ctx)
 
+    @shared_visit
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         if is_message_call(node, ctx.catalogue):
             return
@@ -137,11 +141,13 @@ class EnvVarRule(Rule):
             if arg.keyword is not None:
                 self._check(arg.keyword, arg.keyword.value, ctx)
 
+    @shared_visit
     def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 self._literal(element.key, ctx)
 
+    @shared_visit
     def visit_Comparison(self, node: cst.Comparison, ctx: PythonContext) -> None:
         if node.comparisons and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
             self._literal(node.left, ctx)
@@ -157,10 +163,12 @@ class EnvVarRule(Rule):
             if text is not None and (re.search(pattern, name, re.IGNORECASE) or name.strip("_") == text):
                 self._check(item, text, ctx)
 
+    @shared_visit
     def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
         for target in node.targets:
             self._assigned(target.target, node.value, ctx)
 
+    @shared_visit
     def visit_AnnAssign(self, node: cst.AnnAssign, ctx: PythonContext) -> None:
         self._assigned(node.target, node.value, ctx)
 
@@ -170,11 +178,14 @@ class EnvVarRule(Rule):
         for element in node.elements:
             self._literal(element.value, ctx, exact_only=True)
 
+    @shared_visit
     def visit_List(self, node: cst.List, ctx: PythonContext) -> None:
         self._elements(node, ctx)
 
+    @shared_visit
     def visit_Tuple(self, node: cst.Tuple, ctx: PythonContext) -> None:
         self._elements(node, ctx)
 
+    @shared_visit
     def visit_Set(self, node: cst.Set, ctx: PythonContext) -> None:
         self._elements(node, ctx)

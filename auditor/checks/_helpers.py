@@ -14,6 +14,13 @@ DEVICE_WORD = re.compile(r"(^|_)(dev|devs|device|devices)($|_)|device", re.IGNOR
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain (or implicitly concatenated) string literal; None otherwise."""
     if isinstance(node, cst.SimpleString):
+        raw = node.value
+        if "\\" not in raw:  # no escapes: strip the prefix and quotes (evaluated_value compiles)
+            prefix = node.prefix.lower()
+            if "b" in prefix or "f" in prefix:
+                return None
+            quote = len(node.quote)
+            return raw[len(prefix) + quote:len(raw) - quote]
         try:
             value = node.evaluated_value
         except Exception:  # malformed escapes, odd prefixes

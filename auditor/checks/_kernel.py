@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from auditor.checks._helpers import string_value
-from auditor.checks.base import ApiRule
+from auditor.checks.base import ApiRule, shared_visit
 from auditor.context import PythonContext, Reference
 
 DECORATORS = "LK4:decorators"  # ctx.state key: ids of the expressions used as decorators
@@ -30,6 +30,7 @@ class KernelApiRule(ApiRule):
     def begin(self, ctx: PythonContext) -> None:
         ctx.state[DECORATORS] = set()
 
+    @shared_visit
     def visit_Decorator(self, node: cst.Decorator, ctx: PythonContext) -> None:
         ctx.state[DECORATORS].add(id(node.decorator))
 

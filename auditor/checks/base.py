@@ -35,6 +35,14 @@ class Invalid(Example):
     pass
 
 
+def shared_visit(func):
+    """Mark a `visit_*` method that does work for a whole family of rules (it records shared
+    state or reports for whichever rule owns what it finds): the walker calls it once per node,
+    not once per rule that inherits it."""
+    func.__lockin_shared__ = True
+    return func
+
+
 class Rule:
     """Base of every rule. Subclasses set the class attributes and override a hook."""
 
