@@ -1,14 +1,12 @@
 """One pass over a libcst tree that tracks scopes and dispatches to the rules.
 
 libcst's own visitor rebuilds every node as it goes and costs about as much as the parse;
-reading the dataclass fields directly costs a tenth of that. Whitespace and punctuation fields
-are skipped: comments and formatting never hold lock-in. Rules get `visit_<NodeType>(node, ctx)`
+reading the dataclass fields directly (auditor/tree.py) costs a tenth of that. Rules get `visit_<NodeType>(node, ctx)`
 calls in source order (parents before children) and `on_reference` for dotted names the
 catalogue knows."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 
 import libcst as cst
@@ -17,35 +15,7 @@ from auditor.catalogue import Catalogue
 from auditor.checks.base import Rule
 from auditor.context import PythonContext, Reference
 from auditor.names import dotted_name, dotted_parts
-
-_SKIPPED_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
-    "trailing_whitespace", "header", "footer", "empty_lines", "colon", "equal", "dot",
-    "star", "arrow", "whitespace", "operator",
-})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(node_type: type) -> tuple[str, ...]:
-    fields = _FIELDS.get(node_type)
-    if fields is None:
-        fields = tuple(
-            f.name for f in dataclasses.fields(node_type)
-            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
-        )
-        _FIELDS[node_type] = fields
-    return fields
-
-
-_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
-_KIND: dict[type, str] = {tuple: _SEQUENCE, list: _SEQUENCE}
-
-
-def _kind_of(value_type: type) -> str:
-    kind = _NODE if issubclass(value_type, cst.CSTNode) else _OTHER
-    _KIND[value_type] = kind
-    return kind
-
+from auditor.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
@@ -107,18 +77,15 @@ class Walker:
             self.walk_children(node)
 
     def walk_children(self, node: cst.CSTNode) -> None:
-        # CSTNode is an ABC, so isinstance() against it is slow; node types are looked up once.
-        for name in _child_fields(type(node)):
+        # Inlined auditor.tree.child_nodes: this loop runs for every node of every file.
+        for name in child_fields(type(node)):
             value = getattr(node, name)
-            kind = _KIND.get(type(value))
-            if kind is None:
-                kind = _kind_of(type(value))
-            if kind is _NODE:
+            kind = KIND.get(type(value)) or kind_of(type(value))
+            if kind is NODE:
                 self.walk(value)
-            elif kind is _SEQUENCE:
+            elif kind is SEQUENCE:
                 for item in value:
-                    item_kind = _KIND.get(type(item))
-                    if item_kind is _NODE or (item_kind is None and _kind_of(type(item)) is _NODE):
+                    if (KIND.get(type(item)) or kind_of(type(item))) is NODE:
                         self.walk(item)
 
     def walk_all(self, nodes: Iterable[cst.CSTNode | None]) -> None:

@@ -14,8 +14,6 @@ backend-flag name are not lock-in even though they name the API.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -23,42 +21,12 @@ import libcst as cst
 from auditor.checks._helpers import string_value
 from auditor.checks.base import ApiRule, shared_visit
 from auditor.names import dotted_parts
+from auditor.tree import child_nodes, descendants
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
 
 STATE = "cuda-api"  # shared by the family: every rule adds the same node ids
-_NO_DESCENT = frozenset({"lpar", "rpar", "comma", "whitespace", "header", "footer", "leading_lines",
-                         "trailing_whitespace", "operator", "dot", "star", "equal", "colon"})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(kind)
-                      if f.name not in _NO_DESCENT and not f.name.startswith("whitespace"))
-        _FIELDS[kind] = names
-    found: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return found
-
-
-def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`node` and every node below it (dataclass fields, much cheaper than `.children`)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(_children(current))
-
-
 def skipped(ctx: PythonContext, key: str = STATE) -> set[int]:
     return ctx.state.setdefault(key, set())
 
@@ -97,7 +65,7 @@ def _uses_other_backend(root: cst.CSTNode, backends: tuple[str, ...], ctx: Pytho
             qualified = ctx.qualify(node) or ""
             memo[id(node)] = any(qualified == b or qualified.startswith(b + ".") for b in backends)
             continue  # a dotted chain holds only names
-        kids = _children(node)
+        kids = child_nodes(node)
         if expanded:
             memo[id(node)] = any(memo.get(id(k), False) for k in kids)
         else:

@@ -6,6 +6,8 @@ import re
 
 import libcst as cst
 
+from auditor.tree import child_nodes
+
 _CUDA_DEVICE = re.compile(r"cuda(:(\d+|%[a-z]|\{[^{}]*\}))?")
 _CUDA_PREFIX = re.compile(r"cuda:?")
 DEVICE_WORD = re.compile(r"(^|_)(dev|devs|device|devices)($|_)|device", re.IGNORECASE)
@@ -92,5 +94,5 @@ def contains_call_to(node: cst.CSTNode, qualified: str, ctx) -> bool:
         current = stack.pop()
         if isinstance(current, cst.Call) and ctx.qualify(current.func) == qualified:
             return True
-        stack.extend(c for c in current.children if isinstance(c, cst.BaseExpression))
+        stack.extend(child_nodes(current))
     return False

@@ -8,6 +8,7 @@ import libcst as cst
 from auditor.checks._helpers import string_value
 from auditor.checks.base import ApiRule, shared_visit
 from auditor.context import PythonContext, Reference
+from auditor.tree import child_nodes
 
 DECORATORS = "LK4:decorators"  # ctx.state key: ids of the expressions used as decorators
 
@@ -62,5 +63,5 @@ def literal_strings(node: cst.CSTNode) -> list[str]:
         elif isinstance(current, cst.FormattedString):
             found.append("".join(p.value for p in current.parts if isinstance(p, cst.FormattedStringText)))
         else:
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
     return found

@@ -9,6 +9,7 @@ from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
+from auditor.tree import child_nodes
 
 STATE = "LK301"
 BACKEND_WORD = re.compile("backend", re.IGNORECASE)
@@ -51,7 +52,7 @@ def _mentions_cuda(test: cst.BaseExpression) -> bool:
             text = string_value(node)
         if text is not None and "cuda" in text.lower():
             return True
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -62,7 +63,7 @@ def _strings_in(node: cst.CSTNode) -> list[cst.CSTNode]:
         if isinstance(current, cst.SimpleString):
             found.append(current)
         else:
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
     return found
 
 
