@@ -72,6 +72,10 @@ class Catalogue:
             entry = self.api_prefixes.get(library) if library is not None else None
             if entry is not None:
                 return entry if library in parts[-1] else replace(entry, scope="import")
+        if parts[0] == "torch" and len(parts) > 3 and parts[1] == "ops":  # torch.ops.vllm.flashinfer_mm(...)
+            library = next((lib for lib in self.wrapped if parts[-1].startswith(lib + "_")), None)
+            if library is not None:
+                return self.api_prefixes.get(library)
         return None
 
 

@@ -44,6 +44,7 @@ class GpuKernelLibrary(KernelApiRule):
         Invalid("from flash_attn import flash_attn_func\nout = flash_attn_func(q, k, v, causal=True)\n", line=2),
         Invalid("import xformers.ops as xops\nout = xops.memory_efficient_attention(q, k, v)\n", line=2),
         Invalid("from apex.optimizers import FusedAdam\n", line=1),
+        Invalid("import torch\nout = torch.ops.vllm.flashinfer_mm_bf16_fp4(a, b)\n", line=2),
         Invalid("from vllm.utils.flashinfer import (\n    flashinfer_scaled_fp4_mm,\n)\nout = flashinfer_scaled_fp4_mm(a, b)\n",
                 line=4),
         Invalid("try:\n    from apex.normalization import FusedRMSNorm\nexcept ImportError:\n    FusedRMSNorm = None\n",
