@@ -208,18 +208,19 @@ def _console(stream: TextIO, color: Color, to_file: bool) -> Console:
 
 def _write_report(result: ScanResult, scores: Scores, output_format: OutputFormat, output: Path | None, color: Color,
                   quiet: bool) -> None:
-    from auditor.report.json_report import render_json
-    from auditor.report.text import render_text
-
     stream = None
     try:
         stream = open(output, "w", encoding="utf-8") if output is not None else sys.stdout
     except OSError as exc:
         raise UsageProblem(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
     try:
-        if output_format is OutputFormat.json:
+        if output_format is OutputFormat.json:  # machine output never imports rich
+            from auditor.report.json_report import render_json
+
             stream.write(render_json(result, scores))
         else:
+            from auditor.report.text import render_text
+
             render_text(result, scores, _console(stream, color, to_file=output is not None), quiet)
     finally:
         if output is not None:
