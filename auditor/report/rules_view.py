@@ -36,7 +36,10 @@ def print_rules(fmt: str) -> None:
         effects = rule.effects()
         table.add_row(rule.code, rule.name, rule.category.value, rule.severity.value,
                       *(mark[effects[t]] for t in TARGETS))
-    Console(soft_wrap=True).print(table)
+    console = Console(soft_wrap=True)
+    if not console.is_terminal:  # piped: no terminal width to respect, never truncate names
+        console = Console(soft_wrap=True, width=200)
+    console.print(table)
 
 
 def explanation_markdown(rule: Rule) -> str:
