@@ -4,7 +4,8 @@ passed to a log / print / warning call.
     python bench/text_traps.py DIR [DIR ...]
 
 Scans with audit, then looks at every Python finding's start position with the stdlib tokenizer
-(comments) and ast (docstrings, message calls). Prints the offending findings and a count;
+(comments) and ast (docstrings, the text of message-call strings; an f-string's {expressions}
+run, so a CUDA call inside one is code). Prints the offending findings and a count;
 exit 1 when there is any."""
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ def text_spans(tree: ast.AST) -> list[tuple[int, int, int, int, str]]:
                 for arg in node.args:
                     if isinstance(arg, (ast.Constant, ast.JoinedStr)):
                         spans.append((arg.lineno, arg.col_offset, arg.end_lineno, arg.end_col_offset, f"{name}() message"))
+                    if isinstance(arg, ast.JoinedStr):  # its {expressions} are code that runs
+                        for part in arg.values:
+                            if isinstance(part, ast.FormattedValue):
+                                v = part.value
+                                spans.append((v.lineno, v.col_offset, v.end_lineno, v.end_col_offset, "code"))
     return spans
 
 
@@ -79,9 +85,9 @@ def main() -> int:
                 total += 1
                 line_text = lines[f.line - 1] if f.line <= len(lines) else ""
                 why = "comment" if f.line in comments and line_text.lstrip().startswith("#") else None
-                for span in spans:
-                    if why is None and inside(f.line, f.column - 1, span):
-                        why = span[4]
+                around = [span for span in spans if inside(f.line, f.column - 1, span)]
+                if why is None and around and not any(span[4] == "code" for span in around):
+                    why = around[0][4]
                 if why:
                     bad += 1
                     print(f"{os.path.join(directory, rel)}:{f.line}:{f.column}: {f.rule} on a {why}: {f.snippet[:90]}")
