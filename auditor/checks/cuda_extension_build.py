@@ -12,6 +12,7 @@ from auditor.model import Category, Severity
 
 EXT = "torch.utils.cpp_extension."
 _CUDA_FILE = re.compile(r"\.cuh?$")
+_CUDA_BUILDER = re.compile(r"CUDA\w*(Builder|Extension)")
 _CUDA_FILE_IN_TEXT = re.compile(r"""\.cuh?["']""")
 # Strings that only a CUDA build uses, when listed in Python build code (op builders, setup helpers):
 # CUDA source paths, CUDA library link flags and nvcc architecture flags.
@@ -30,13 +31,14 @@ class CudaExtensionBuild(KernelApiRule):
     min_torch = "2.7"
     supersedes = ("LK402",)
     report_refs = True  # `if CUDA_HOME is None`, `cmdclass={"build_ext": BuildExtension}`
-    tokens = (".cu", "-lcu", "-lnvrtc", "-lnccl", "-lnvtoolsext", "-lnvidia-ml", "gencode", "arch=compute_", "arch=sm_")
+    tokens = ("cuda", ".cu", "-lcu", "-lnvrtc", "-lnccl", "-lnvtoolsext", "-lnvidia-ml", "gencode", "arch=compute_", "arch=sm_")
     what = ("Finds CUDA extension builds through `torch.utils.cpp_extension`: `CUDAExtension` (import and uses), "
             "`CUDA_HOME`, `load(...)` with a `.cu`/`.cuh` source, `with_cuda=True` or `extra_cuda_cflags`, "
             "`load_inline(..., cuda_sources=...)`, and `BuildExtension` when the same file builds a `CUDAExtension`. "
             "`CppExtension` alone is portable and not reported. Also finds the strings only a CUDA build lists, in "
             "any Python build code (op builders, setup helpers): `.cu`/`.cuh` source paths, CUDA link flags "
-            "(`-lcudart`, `-lcublas`, ...) and nvcc architecture flags (`-gencode ...`, `arch=sm_80`).")
+            "(`-lcudart`, `-lcublas`, ...) and nvcc architecture flags (`-gencode ...`, `arch=sm_80`), and a "
+            "project's own CUDA build helpers (`CUDAOpBuilder`, `CUDA...Extension` imported or subclassed).")
     why = ("The sources are compiled by nvcc, so the ops only exist where the CUDA toolkit was found. A HIP build of "
            "torch hipifies them for ROCm (with gaps for CUTLASS, cuDNN and inline PTX); on TPU, Trainium, MPS, XPU and "
            "CPU `CUDA_HOME` is None and the build fails or the import of the extension raises.")
@@ -57,6 +59,7 @@ class CudaExtensionBuild(KernelApiRule):
         Valid("from torch.utils.cpp_extension import CppExtension\ndef f(load):\n    return load('m', ['k.cpp'], with_cuda=True)\n"),
         Valid("from json import load\ncfg = load(open('k.cu.json'), extra_cuda_cflags=1)\n"),
         Valid("FILES = ['model.cpp', 'notes.txt', 'kernel.cu.bak']\nLIBS = ['-lm', '-lpthread']\n"),
+        Valid("from .builder import CPUOpBuilder\n\nclass AdamBuilder(CPUOpBuilder):\n    pass\n"),
     ]
     INVALID = [
         Invalid("from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
@@ -73,12 +76,30 @@ class CudaExtensionBuild(KernelApiRule):
         Invalid("class RandomBuilder(OpBuilder):\n    def sources(self):\n        return ['csrc/pt_binding.cpp',\n"
                 "                'csrc/gather.cu']\n", line=4),
         Invalid("def extra_ldflags():\n    return ['-lcurand', '-lcudart']\n", line=2),
+        Invalid("from .builder import CUDAOpBuilder\n\nclass RandomBuilder(CUDAOpBuilder):\n    pass\n", line=3),
         Invalid("NVCC_FLAGS = ['-O3', '-gencode=arch=compute_80,code=sm_80']\n", line=1),
     ]
 
     def begin(self, ctx: PythonContext) -> None:
         super().begin(ctx)
         ctx.state[self.code + ":build"] = ([], [False])  # deferred BuildExtension refs; CUDAExtension seen
+
+    # A project's own CUDA build helper (deepspeed's CUDAOpBuilder, a CUDAExtension subclass):
+    # importing or subclassing it is the same tie, whatever module it comes from.
+    def visit_ImportFrom(self, node: cst.ImportFrom, ctx: PythonContext) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        names = [alias.name.value for alias in node.names if isinstance(alias.name, cst.Name)]
+        found = [name for name in names if _CUDA_BUILDER.fullmatch(name) and name != "CUDAExtension"]
+        if found:
+            ctx.report(self, node, short=found[0], replacement=self._build_replacement(ctx))
+
+    def visit_ClassDef(self, node: cst.ClassDef, ctx: PythonContext) -> None:
+        for base in node.bases:
+            value = base.value
+            name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
+            if isinstance(name, str) and _CUDA_BUILDER.fullmatch(name):
+                ctx.report(self, base, short=name, replacement=self._build_replacement(ctx))
 
     def visit_List(self, node: cst.List | cst.Tuple | cst.Set, ctx: PythonContext) -> None:
         for element in node.elements:
