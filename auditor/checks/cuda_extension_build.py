@@ -102,10 +102,12 @@ class CudaExtensionBuild(KernelApiRule):
                 ctx.report(self, base, short=name, replacement=self._build_replacement(ctx))
 
     def visit_List(self, node: cst.List | cst.Tuple | cst.Set, ctx: PythonContext) -> None:
-        for element in node.elements:
-            value = string_value(element.value)
-            if value is not None and _BUILD_STRING.fullmatch(value):
-                ctx.report(self, element.value, short=value, replacement=self._build_replacement(ctx))
+        """One finding per list, from its first CUDA build string to its last."""
+        found = [e.value for e in node.elements
+                 if (value := string_value(e.value)) is not None and _BUILD_STRING.fullmatch(value)]
+        if found:
+            ctx.report(self, found[0], end_node=found[-1], short=string_value(found[0]),
+                       replacement=self._build_replacement(ctx))
 
     visit_Tuple = visit_List
     visit_Set = visit_List
