@@ -157,17 +157,6 @@ def api_token(qualified: str) -> str:
     return max(parts, key=len)
 
 
-def prefilter_tokens(rules: list[Rule], catalogue: Catalogue) -> tuple[bytes, ...]:
-    names = {r.name for r in rules}
-    tokens: set[str] = set()
-    for rule in rules:
-        tokens.update(t.lower() for t in rule.tokens)
-    for entry in [*catalogue.apis.values(), *catalogue.api_prefixes.values()]:
-        if entry.rule in names:
-            tokens.add(api_token(entry.name))
-    # Drop tokens that contain another token: the shorter one already lets the file through.
-    minimal = {t for t in tokens if not any(o != t and o in t for o in tokens)}
-    return tuple(sorted(t.encode() for t in minimal))
 
 
 def build_prefilter(rules: list[Rule], catalogue: Catalogue) -> Prefilter:

@@ -100,4 +100,4 @@ class ApiRule(Rule):
     It needs no code: the scanner resolves every dotted name through imports and aliases and
     hands this rule the references whose qualified name the catalogue gives to it."""
 
-    tokens = ()  # derived from the catalogue rows, see registry.prefilter_tokens
+    tokens = ()  # derived from the catalogue rows, see registry.build_prefilter
