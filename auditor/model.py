@@ -83,9 +83,6 @@ class Finding:
             "snippet": self.snippet,
         }
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Finding:
-        return cls(**data)
 
 
 @dataclass(frozen=True, order=True)
@@ -99,9 +96,6 @@ class FileError:
     def to_dict(self) -> dict:
         return {"path": self.path, "kind": self.kind, "message": self.message}
 
-    @classmethod
-    def from_dict(cls, data: dict) -> FileError:
-        return cls(**data)
 
 
 @dataclass
