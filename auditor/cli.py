@@ -191,17 +191,10 @@ def _raise_broken_pipe() -> None:
 
 def _console(stream: TextIO, color: Color, to_file: bool) -> Console:
     """The text report's console; see the module docstring for how colour is chosen."""
-    from rich.console import Console
-
     from auditor.report.text import make_console
 
-    if color is Color.always:
-        console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True, no_color=False)
-        if console.color_system is None:  # TERM=dumb; the user asked for colour anyway
-            console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=True, no_color=False,
-                              color_system="standard")
-    else:
-        console = make_console(stream, "never" if to_file else color.value)
+    choice = "never" if to_file and color is not Color.always else color.value
+    console = make_console(stream, choice)
     console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
     return console
 

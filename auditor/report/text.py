@@ -19,13 +19,17 @@ GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": 
 
 
 def make_console(stream: TextIO | None = None, color: str = "auto") -> Console:
-    """Colour follows the terminal, NO_COLOR and FORCE_COLOR (rich reads both) unless forced."""
+    """Colour follows the terminal, NO_COLOR and FORCE_COLOR (rich reads both) unless forced:
+    "always" wins over NO_COLOR and TERM=dumb, "never" over FORCE_COLOR."""
     kwargs: dict = {"file": stream, "highlight": False, "soft_wrap": True}
     if color == "always":
-        kwargs["force_terminal"] = True
-    elif color == "never":
-        kwargs["no_color"] = True
-        kwargs["force_terminal"] = False
+        kwargs.update(force_terminal=True, no_color=False)
+        console = Console(**kwargs)
+        if console.color_system is None:  # TERM=dumb; the user asked for colour anyway
+            console = Console(**kwargs, color_system="standard")
+        return console
+    if color == "never":
+        kwargs.update(no_color=True, force_terminal=False)
     return Console(**kwargs)
 
 
