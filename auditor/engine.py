@@ -81,10 +81,6 @@ class Runtime:
         """False when the prefilter proves the file holds nothing (its result is empty)."""
         return source.kind != "python" or self.may_match(data)
 
-    def check(self, source: SourceFile) -> FileResult:
-        data, error = read_bytes(source, self.max_bytes)
-        return FileResult(source.display, errors=[error]) if error is not None else self.check_data(source, data)
-
     def check_with_digest(self, source: SourceFile, hashing: bool,
                           expected: str | None = None) -> tuple[FileResult | None, str | None]:
         """Read and check a file; with `hashing`, also a digest of the bytes checked (for the cache).
