@@ -17,7 +17,7 @@ from typing import Any
 import libcst as cst
 
 from auditor.catalogue import Catalogue, load_catalogue
-from auditor.checks._helpers import name_of_target, positional, string_value
+from auditor.checks._helpers import callee_name, name_of_target, positional, string_value
 from auditor.checks.base import Rule, shared_visit
 from auditor.context import PythonContext
 from auditor.model import TARGETS
@@ -86,14 +86,6 @@ def rule_tokens(rule: str) -> tuple[str, ...]:
     rows = load_catalogue().table("env").get("env_var", [])
     return tuple(sorted({(row.get("name") or row["prefix"]).lower() for row in rows if row["rule"] == rule}))
 
-
-def callee_name(call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
 
 
 def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:

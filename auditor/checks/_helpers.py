@@ -96,3 +96,13 @@ def contains_call_to(node: cst.CSTNode, qualified: str, ctx) -> bool:
             return True
         stack.extend(child_nodes(current))
     return False
+
+
+def callee_name(call: cst.Call) -> str | None:
+    """`f` for `f(...)` and `obj.f(...)`; None for anything else (`g()(...)`)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None

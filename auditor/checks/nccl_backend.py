@@ -4,12 +4,12 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import keyword, positional, string_value
+from auditor.checks._helpers import callee_name, keyword, positional, string_value
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
-from auditor.tree import child_nodes
+from auditor.tree import child_nodes, descendants
 
 STATE = "LK301"
 BACKEND_WORD = re.compile("backend", re.IGNORECASE)
@@ -31,7 +31,7 @@ def _nccl_literals(value: cst.BaseExpression | None) -> list[cst.BaseExpression]
         return [*_nccl_literals(value.body), *_nccl_literals(value.orelse)]
     if isinstance(value, cst.BooleanOperation):
         return [*_nccl_literals(value.left), *_nccl_literals(value.right)]
-    if isinstance(value, cst.Call) and _callee(value) in _FALLBACK_CALLS and len(value.args) >= 2:
+    if isinstance(value, cst.Call) and callee_name(value) in _FALLBACK_CALLS and len(value.args) >= 2:
         return _nccl_literals(value.args[-1].value) if value.args[-1].keyword is None else []
     return [value] if _is_nccl(value) else []
 
@@ -56,26 +56,10 @@ def _mentions_cuda(test: cst.BaseExpression) -> bool:
     return False
 
 
-def _strings_in(node: cst.CSTNode) -> list[cst.CSTNode]:
-    stack, found = [node], []
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.SimpleString):
-            found.append(current)
-        else:
-            stack.extend(child_nodes(current))
-    return found
-
 
 _QUERY_PREFIXES = ("is_", "has_", "get_", "check")
 _FALLBACK_CALLS = frozenset({"get", "getenv", "getattr", "pop", "setdefault"})
 
-
-def _callee(call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else None
 
 
 class NcclBackend(ValueFlowRule):
@@ -154,7 +138,7 @@ class NcclBackend(ValueFlowRule):
             if arg.keyword is not None and BACKEND_WORD.search(arg.keyword.value):
                 self._backend_value(arg.value, ctx)
         index = ctx.catalogue.table("distributed").get("backend_functions", {}).get(ctx.qualify(node.func) or "")
-        callee = _callee(node) or ""
+        callee = callee_name(node) or ""
         if index is None and BACKEND_WORD.search(callee) and not callee.startswith(_QUERY_PREFIXES):
             index = 0  # set_backend("nccl"), Backend("nccl"); not is_backend_available("nccl")
         if index is not None:
@@ -190,7 +174,7 @@ class NcclBackend(ValueFlowRule):
         if isinstance(branch, cst.Else):
             branch = branch.body
         if isinstance(branch, cst.BaseSuite):
-            ctx.state[STATE][1].update(id(n) for n in _strings_in(branch))
+            ctx.state[STATE][1].update(id(n) for n in descendants(branch) if isinstance(n, cst.SimpleString))
 
     def visit_Attribute(self, node: cst.Attribute, ctx: PythonContext) -> None:
         if id(node) in ctx.state[STATE][0]:
