@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from rich.console import Console
+from rich.console import COLOR_SYSTEMS, Console
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
@@ -42,22 +43,52 @@ def render_text(result: ScanResult, scores: Scores, console: Console, quiet: boo
 
 
 def _findings(result: ScanResult, console: Console) -> None:
+    """Three lines per finding, formatted here and written in one go: rich's per-print layout
+    costs ~0.5 ms a line, i.e. seconds for a large tree's 50,000 lines."""
+    paint = _Painter(console)
+    out: list[str] = []
     current = None
     for f in result.findings:
         if f.path != current:
             current = f.path
-            console.print()
-            console.print(Text(f.path, style="bold underline"))
-        head = Text.assemble(
-            (f"  {f.line}:{f.column} ", "dim"), (f.rule, "bold"), " ",
-            (f"[{f.severity}]", SEVERITY_STYLE.get(f.severity, "")), f" {f.name}: ", f.message,
-        )
-        console.print(head)
+            out.append("")
+            out.append(paint(_clean(f.path), "bold underline"))
+        out.append(paint(f"  {f.line}:{f.column} ", "dim") + paint(f.rule, "bold") + " "
+                   + paint(f"[{f.severity}]", SEVERITY_STYLE.get(f.severity, "")) + _clean(f" {f.name}: {f.message}"))
         if f.snippet:
-            console.print(Text(f"      {f.snippet}", style="dim"))
+            out.append(paint(_clean(f"      {f.snippet}"), "dim"))
         if f.suggestion:
-            since = f" (torch >= {f.min_torch})" if f.min_torch else ""
-            console.print(Text.assemble(("      fix: ", "green"), f.suggestion, (since, "dim")))
+            since = paint(f" (torch >= {f.min_torch})", "dim") if f.min_torch else ""
+            out.append(paint("      fix: ", "green") + _clean(f.suggestion) + since)
+    if out:
+        console.file.write("\n".join(out) + "\n")
+
+
+# Control characters in a snippet or path would move the cursor or ring the bell; tabs stay.
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
+
+
+def _clean(text: str) -> str:
+    return text.translate(_CONTROL)
+
+
+class _Painter:
+    """Wraps text in the ANSI codes rich would emit for a style on this console (none without colour)."""
+
+    def __init__(self, console: Console) -> None:
+        self.system = COLOR_SYSTEMS[console.color_system] if console.color_system else None
+        self.no_color = console.no_color  # NO_COLOR keeps bold and dim, as rich does
+        self.codes: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, text: str, style: str) -> str:
+        if self.system is None or not style:
+            return text
+        codes = self.codes.get(style)
+        if codes is None:
+            parsed = Style.parse(style).without_color if self.no_color else Style.parse(style)
+            prefix, _, suffix = parsed.render("\0", color_system=self.system).partition("\0")
+            codes = self.codes[style] = (prefix, suffix)
+        return codes[0] + text + codes[1]
 
 
 def _errors(result: ScanResult, console: Console) -> None:
