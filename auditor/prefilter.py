@@ -7,7 +7,9 @@ more: the walker only reaches `vllm._C.ops` through an import or a dotted use th
 component as a whole identifier, so a file is kept for that row only when its anchor is present
 and every component is one of the file's identifiers. That second stage runs only on files an
 anchor hit and drops the files that merely mention `vllm` or `..._parallel` (a third to a half of
-the anchor hits on real code) without ever dropping one the walker could report."""
+the anchor hits on real code) without ever dropping one the walker could report. A third kind of
+anchor, the name of a wrapped GPU library, needs an identifier that starts with it
+(`flash_attn`, `flash_attn_func`), not one that merely contains it (`_supports_flash_attn`)."""
 
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ _IDENTIFIER = re.compile(rb"[a-z0-9_]+")
 class Prefilter:
     """`prefilter(data)` is False only when no rule can report anything in `data`."""
 
-    def __init__(self, tokens: Iterable[str], qualified_names: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, tokens: Iterable[str], qualified_names: Iterable[tuple[str, str]],
+                 word_starts: Iterable[str] = ()) -> None:
         """`tokens`: lower-case substrings that let a file through alone; `qualified_names`:
-        (anchor, qualified name) for each catalogue row."""
+        (anchor, qualified name) for each catalogue row; `word_starts`: names that let a file
+        through when an identifier starts with them."""
         clauses: dict[bytes, list[frozenset[bytes]]] = {}
         for token in tokens:
             clauses[token.lower().encode()] = []  # unconditional
@@ -48,6 +52,7 @@ class Prefilter:
         }
         # Unconditional anchors first: the common file with "cuda" is decided by the first check.
         self.anchors = tuple(sorted(self.conditions, key=lambda a: (self.conditions[a] is not None, a)))
+        self.word_starts = tuple(sorted({w.lower().encode() for w in word_starts}))
 
     def __call__(self, data: bytes) -> bool:
         lowered = data.lower()
@@ -62,6 +67,12 @@ class Prefilter:
                 words = set(_IDENTIFIER.findall(lowered))
             if any(condition <= words for condition in conditions):
                 return True
+        for start in self.word_starts:
+            if start in lowered:
+                if words is None:
+                    words = set(_IDENTIFIER.findall(lowered))
+                if any(word.startswith(start) for word in words):
+                    return True
         return False
 
 

@@ -82,3 +82,23 @@ def test_conditional_anchor_inside_a_longer_one_keeps_both_rows():
     assert check.anchors == (b"flash_attn",)
     assert check(b"import flash_attn_3.ops\n") and check(b"import flash_attn\n")
     assert not check(b"use_flash_attn_3 = True\n")
+
+
+def test_wrapped_library_needs_an_identifier_starting_with_its_name():
+    check = Prefilter([], [], word_starts=["flash_attn"])
+    assert check(b"from flash_attn import flash_attn_func\n")
+    assert check(b"from vllm.utils import flash_attn as fa\n")
+    assert check(b"torch.ops.vllm.flash_attn_varlen(q, k, v)\n")
+    assert not check(b"class M(PreTrainedModel):\n    _supports_flash_attn = True\n")
+    assert not check(b"if is_flash_attn_2_available():\n    pass\n")
+
+
+def test_the_full_prefilter_ignores_near_misses():
+    """Spellings that contain a token without being lock-in: `.cu` inside `.cumsum`, `gencode`
+    inside `ConditioningEncoder`, a wrapped library's name inside an attribute."""
+    runtime = Runtime(all_rules(), full_catalogue())
+    assert not runtime.may_match(b"y = x.cumsum(0)\nz = self.current\n")
+    assert not runtime.may_match(b"class ClvpConditioningEncoder(nn.Module):\n    pass\n")
+    assert not runtime.may_match(b"class M(PreTrainedModel):\n    _supports_flash_attn = True\n")
+    assert runtime.may_match(b"SRC = ['csrc/k.cu']\n")
+    assert runtime.may_match(b'FLAGS = ["-gencode=arch=compute_80,code=sm_80"]\n')

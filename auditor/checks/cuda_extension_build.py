@@ -31,7 +31,10 @@ class CudaExtensionBuild(KernelApiRule):
     min_torch = "2.7"
     supersedes = ("LK402",)
     report_refs = True  # `if CUDA_HOME is None`, `cmdclass={"build_ext": BuildExtension}`
-    tokens = ("cuda", ".cu", "-lcu", "-lnvrtc", "-lnccl", "-lnvtoolsext", "-lnvidia-ml", "gencode", "arch=compute_", "arch=sm_")
+    # A source path is a string ending in .cu/.cuh, so its closing quote follows (".cu" alone
+    # would let through every `x.cumsum()`).
+    tokens = ("cuda", '.cu"', ".cu'", '.cuh"', ".cuh'", "-lcu", "-lnvrtc", "-lnccl", "-lnvtoolsext", "-lnvidia-ml",
+              "-gencode", "arch=compute_", "arch=sm_")
     what = ("Finds CUDA extension builds through `torch.utils.cpp_extension`: `CUDAExtension` (import and uses), "
             "`CUDA_HOME`, `load(...)` with a `.cu`/`.cuh` source, `with_cuda=True` or `extra_cuda_cflags`, "
             "`load_inline(..., cuda_sources=...)`, and `BuildExtension` when the same file builds a `CUDAExtension`. "
