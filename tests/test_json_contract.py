@@ -160,3 +160,22 @@ def test_warm_cache_changes_nothing_but_the_parse_count(repo, capsys):
     for report in (cold, warm):
         report["summary"].pop("files_parsed")
     assert warm == cold
+
+
+def test_finding_lines_are_exactly_what_json_dumps_gives():
+    """render_json lays findings out with its own memoising encoder; it must equal the json module."""
+    from auditor.engine import ScanOptions, scan
+    from auditor.model import Finding
+    from auditor.report.json_report import FindingLines
+
+    findings = scan(["fixtures/demo-repo"], ScanOptions(cache=False, jobs=1)).findings
+    assert len(findings) > 10 and any(f.min_torch is None for f in findings) and any(f.min_torch for f in findings)
+    odd = "é \u2028 \"q\" back\\slash \x00\x1f\t\n 🙂 \ud800"
+    findings.append(Finding(odd, 7, 0, 12, 3, "LK101", odd, "device", "major", odd, odd,
+                            {"z": odd, "a": "raises"}, odd, odd))
+    findings.append(Finding("p.py", 1, 1, 1, 2, "LK101", "n", "device", "major", "m", "", {}, None, ""))
+    lines = FindingLines()
+    for finding in findings + findings:  # the second pass is served from the memo
+        expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+        assert lines(finding) == expected
+    assert set(findings[0].to_dict()) == FINDING_KEYS
