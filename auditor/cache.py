@@ -115,6 +115,8 @@ class Cache:
     started_ns: int = field(default_factory=time.time_ns)
     targets: list[dict[str, str]] = field(default_factory=list)  # effects tables, shared by findings
     _target_index: dict[tuple, int] = field(default_factory=dict)
+    stored: set[str] = field(default_factory=set)  # entries this run wrote or refreshed
+    loaded_stat: tuple[int, int] | None = None  # (size, mtime_ns) of the file as loaded
 
     @property
     def path(self) -> str:
@@ -138,6 +140,7 @@ class Cache:
         trusted = self._trusted(mtime_ns)
         if entry[_MTIME] != mtime_ns or entry[_TRUSTED] != trusted:
             entry[_MTIME], entry[_TRUSTED] = mtime_ns, trusted
+            self.stored.add(self.prefix + display)
             self.dirty = True
         return self._result(display, entry)
 
@@ -149,24 +152,29 @@ class Cache:
     def store(self, result: FileResult, size: int, mtime_ns: int, content_digest: str) -> None:
         if any(error.kind == "internal" for error in result.errors):
             return  # a crash in a rule is not a property of the file; try again next time
-        self.entries[self.prefix + result.path] = [
+        key = self.prefix + result.path
+        self.entries[key] = [
             size, mtime_ns, content_digest, self._trusted(mtime_ns), result.parsed,
             [self._row(f) for f in result.findings], [[e.kind, e.message] for e in result.errors],
         ]
+        self.stored.add(key)
         self.dirty = True
 
     def _trusted(self, mtime_ns: int) -> bool:
         return mtime_ns < self.started_ns - RACY_NS
 
-    def _row(self, finding: Finding) -> list:
-        key = tuple(sorted(finding.targets.items()))
+    def _target_slot(self, effects: dict[str, str]) -> int:
+        key = tuple(sorted(effects.items()))
         index = self._target_index.get(key)
         if index is None:
             index = self._target_index[key] = len(self.targets)
-            self.targets.append(dict(finding.targets))
+            self.targets.append(dict(effects))
+        return index
+
+    def _row(self, finding: Finding) -> list:
         return [finding.line, finding.column, finding.end_line, finding.end_column, finding.rule, finding.name,
-                finding.category, finding.severity, finding.message, finding.suggestion, index,
-                finding.min_torch, finding.snippet]
+                finding.category, finding.severity, finding.message, finding.suggestion,
+                self._target_slot(finding.targets), finding.min_torch, finding.snippet]
 
     def _finding(self, path: str, row: list) -> Finding:
         values = list(row)
@@ -181,14 +189,23 @@ class Cache:
 
     # -- disk --------------------------------------------------------------------------------------
     def load(self) -> None:
+        tables = self._read(warn=True)
+        if tables is not None:
+            self.entries, self.meta, self.targets, self.loaded_stat = tables
+            self._target_index = {tuple(sorted(t.items())): i for i, t in enumerate(self.targets)}
+
+    def _read(self, warn: bool) -> tuple[dict, dict, list, tuple[int, int]] | None:
+        """(entries, meta, effects tables, file stat), or None when missing or unusable."""
         try:
             with open(self.path, "rb") as handle:
+                info = os.fstat(handle.fileno())
                 raw = handle.read()
         except FileNotFoundError:
-            return
+            return None
         except OSError as exc:
-            self.warnings.append(f"cache file {self.path} is unreadable ({exc.strerror}); scanning without it")
-            return
+            if warn:
+                self.warnings.append(f"cache file {self.path} is unreadable ({exc.strerror}); scanning without it")
+            return None
         try:
             data = _decode(raw)
             if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != self.key:
@@ -201,15 +218,40 @@ class Cache:
             if not all(_valid_entry(e, len(targets)) for e in entries.values()):
                 raise ValueError("malformed entry")
         except (ValueError, KeyError, TypeError, EOFError, RecursionError) as exc:
-            self.warnings.append(f"cache file {self.path} is corrupt ({exc}); scanning without it")
+            if warn:
+                self.warnings.append(f"cache file {self.path} is corrupt ({exc}); scanning without it")
+            return None
+        return entries, meta, targets, (info.st_size, info.st_mtime_ns)
+
+    def _merge_concurrent(self) -> None:
+        """Another run (pre-commit runs several side by side) saved since this one loaded: keep
+        its entries for the files this run did not check, instead of writing over them."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
             return
-        self.entries, self.meta, self.targets = entries, meta, targets
-        self._target_index = {tuple(sorted(t.items())): i for i, t in enumerate(targets)}
+        if (info.st_size, info.st_mtime_ns) == self.loaded_stat:
+            return
+        tables = self._read(warn=False)
+        if tables is None:
+            return
+        entries, _, targets, _ = tables
+        for key, entry in entries.items():
+            if key in self.stored:
+                continue
+            rows = []
+            for row in entry[_FINDINGS]:
+                row = list(row)
+                row[_TARGETS] = self._target_slot(targets[row[_TARGETS]])
+                rows.append(row)
+            self.entries[key] = [*entry[:_FINDINGS], rows, entry[_ERRORS]]
 
     def save(self, keep: set[str] | None = None) -> None:
         """Write atomically (temp file + rename); `keep` limits the entries to those paths."""
         if not self.dirty:
             return
+        if keep is None:
+            self._merge_concurrent()
         entries = self.entries if keep is None else {k: v for k, v in self.entries.items() if k in keep}
         payload = _encode({"format": FORMAT, "key": self.key, "meta": self.meta, "targets": self.targets,
                            "files": entries})

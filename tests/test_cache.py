@@ -172,3 +172,26 @@ def test_warm_run_does_not_import_libcst(tmp_path):
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert first[3] == "True" and second[:2] == ["0", "2"] and second[2] == first[2]
     assert second[3] == "False"
+
+
+def test_runs_side_by_side_keep_each_others_entries(tmp_path):
+    """pre-commit runs batches of files in parallel processes: each saves the cache, and the last
+    save must not drop the entries the other batch wrote meanwhile."""
+    from auditor.cache import open_cache
+    from auditor.model import FileResult, Finding
+    from auditor.textio import DEFAULT_MAX_BYTES
+
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": BAD, "c.py": BAD})
+    run(repo)
+    first, second = (open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES) for _ in range(2))
+    finding = Finding("a.py", 1, 1, 1, 2, "LK102", "n", "device", "major", "m", "s", {"cpu": "raises"})
+    first.store(FileResult("a.py", findings=[finding], parsed=True), 10, 1, "digest-a")
+    second.store(FileResult("b.py", parsed=True), 20, 2, "digest-b")
+    first.save()
+    time.sleep(0.01)  # a later mtime, as a real second save has
+    second.save()
+    merged = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)
+    assert merged.entries["a.py"][2] == "digest-a" and merged.entries["b.py"][2] == "digest-b"
+    assert merged.lookup("a.py", 10, 1).findings[0].targets == {"cpu": "raises"}
+    assert merged.lookup("b.py", 20, 2).findings == []
+    assert merged.entries["c.py"] == first.entries["c.py"]
