@@ -102,3 +102,12 @@ def test_touched_files_through_workers_are_not_parsed_again(tmp_path, force_pool
     touched = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=cache))
     assert _dicts(cold) == _dicts(touched)
     assert touched.files_parsed == 0 and touched.files_cached == len(FILES)
+
+
+def test_big_runs_start_workers_from_a_lean_process():
+    def tasks(*sizes):
+        return [(i, SourceFile(f"f{i}.py", f"f{i}.py", "python"), size, None) for i, size in enumerate(sizes)]
+
+    assert parallel._context(tasks(40_000, 50_000)).get_start_method() == "fork"
+    assert parallel._context(tasks(*[100_000] * 90)).get_start_method() == "forkserver"
+    assert parallel._context(tasks(1_000, parallel.LARGE_FILE_BYTES)).get_start_method() == "forkserver"
