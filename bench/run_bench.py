@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -82,23 +83,82 @@ def copy_set(source: Path, scratch: Path) -> Path:
 
 
 # -- measuring one command ------------------------------------------------------------------------
+class TreePeak:
+    """The largest peak RSS (VmHWM) of any process in a command's tree, polled from /proc.
+
+    wait4's ru_maxrss only covers descendants that their parent reaped: a multiprocessing
+    forkserver and its workers are never reaped by audit itself, so they would go uncounted."""
+
+    def __init__(self, roots: list[int], interval: float = 0.05) -> None:
+        self.roots = set(roots)
+        self.interval = interval
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kib / 1024
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            for pid in self._tree():
+                self.peak_kib = max(self.peak_kib, _hwm_kib(pid))
+            self._stop.wait(self.interval)
+
+    def _tree(self) -> set[int]:
+        """The roots and their descendants, through /proc/PID/task/TID/children."""
+        tree: set[int] = set()
+        todo = list(self.roots)
+        while todo:
+            pid = todo.pop()
+            tree.add(pid)
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                        todo.extend(int(child) for child in handle.read().split())
+                except (OSError, ValueError):
+                    continue
+        return tree
+
+
+def _hwm_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def measure(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB of the largest process in the tree, exit code)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tree = TreePeak([proc.pid]) if os.path.isdir("/proc") else None
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    polled = tree.stop() if tree is not None else 0.0
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.returncode not in (0, 1):
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{stderr[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, max(usage.ru_maxrss / 1024, polled), proc.returncode
 
 
 def measure_together(cmds: list[list[str]], cwd: Path | None = None, env: dict | None = None) -> tuple[float, float]:
     """Start the commands at once (as pre-commit runs its batches) and time until the last ends."""
     start = time.perf_counter()
     procs = [subprocess.Popen(c, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in cmds]
+    tree = TreePeak([p.pid for p in procs]) if os.path.isdir("/proc") else None
     peak = 0.0
     for proc in procs:
         _, status, usage = os.wait4(proc.pid, 0)
@@ -106,7 +166,8 @@ def measure_together(cmds: list[list[str]], cwd: Path | None = None, env: dict |
         if proc.returncode not in (0, 1):
             raise SystemExit(f"command failed ({proc.returncode}): {' '.join(proc.args)}")
         peak = max(peak, usage.ru_maxrss / 1024)
-    return time.perf_counter() - start, peak
+    wall = time.perf_counter() - start
+    return wall, max(peak, tree.stop() if tree is not None else 0.0)
 
 
 def batches(files: list[str], jobs: int) -> list[list[str]]:
