@@ -63,20 +63,24 @@ def file_kind(path: str, explicit: bool = False, parent: str | None = None) -> s
     """The reader a file needs, from its name; None when audit does not read it.
 
     `parent` is the name of the containing folder, when the caller already knows it."""
-    name = os.path.basename(path)
+    return name_kind(os.path.basename(path), explicit, parent, path)
+
+
+def name_kind(name: str, explicit: bool = False, parent: str | None = None, path: str = "") -> str | None:
+    """file_kind for a bare file name (the walk's hot path: no basename per entry)."""
     lower = name.lower()
     if lower.endswith(PYTHON_SUFFIXES):
         return "setup-py" if lower == "setup.py" else "python"
-    if lower == "pyproject.toml":
-        return "pyproject"
-    if lower == "setup.cfg":
-        return "setup-cfg"
-    if lower.endswith(CUDA_SUFFIXES):
-        return "cuda"
+    if lower.endswith((".toml", ".cfg", ".cu", ".cuh")):
+        if lower == "pyproject.toml":
+            return "pyproject"
+        if lower == "setup.cfg":
+            return "setup-cfg"
+        return "cuda" if lower.endswith(CUDA_SUFFIXES) else None
     if not lower.endswith((".txt", ".in")) or lower == "manifest.in":
         return None
     if parent is None:
-        parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        parent = os.path.basename(os.path.dirname(os.path.abspath(path or name)))
     if explicit or _looks_like_requirements(name, parent):
         return "requirements"
     return None
@@ -267,6 +271,7 @@ class _Walk:
             if ".gitignore" in names:
                 ignore.load(directory)
         layers = len(ignore.layers) if ignore is not None else 0
+        filtered = bool(self.excludes) or layers > 0  # most folders have no pattern to test
         parent = os.path.basename(directory)
         subdirs: list[tuple[str, str, int]] = []
         for entry in entries:
@@ -281,12 +286,13 @@ class _Walk:
                 self.error(display, "read", exc.strerror or str(exc))
                 continue
             if is_dir:
-                if name in SKIPPED_DIRS or name.endswith(".egg-info") or self.skipped(entry.path, name, display, True):
+                if name in SKIPPED_DIRS or name.endswith(".egg-info") or (
+                        filtered and self.skipped(entry.path, name, display, True)):
                     continue
                 subdirs.append((entry.path, display + "/", layers))
                 continue
-            kind = file_kind(name, parent=parent)
-            if kind is not None and not self.skipped(entry.path, name, display, False):
+            kind = name_kind(name, False, parent)
+            if kind is not None and not (filtered and self.skipped(entry.path, name, display, False)):
                 self.add(entry.path, display, kind)
         subdirs.reverse()
         return subdirs
