@@ -191,7 +191,7 @@ class Cache:
         # one call is ~4x faster than its __init__ (one object.__setattr__ per field).
         finding = object.__new__(Finding)
         finding.__dict__.update(zip(_FINDING_FIELDS, (path, *row[:_TARGETS], self.targets[row[_TARGETS]],
-                                                      *row[_TARGETS + 1:])))
+                                                      *row[_TARGETS + 1:]), strict=True))
         return finding
 
     def _result(self, display: str, entry: list) -> FileResult:
