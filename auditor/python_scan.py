@@ -12,7 +12,6 @@ from auditor.model import FileError, FileResult, Finding
 from auditor.positions import node_ranges
 from auditor.walker import Walker
 
-
 # Node types whose validation finds syntax errors the grammar lets through ("a" b"b"): still checked.
 _GRAMMAR_GAPS = frozenset({cst.ConcatenatedString})
 
