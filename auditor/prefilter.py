@@ -50,30 +50,56 @@ class Prefilter:
         self.conditions: dict[bytes, tuple[frozenset[bytes], ...] | None] = {
             anchor: (_minimal(conds) if conds else None) for anchor, conds in clauses.items()
         }
-        # Unconditional anchors first: the common file with "cuda" is decided by the first check.
-        self.anchors = tuple(sorted(self.conditions, key=lambda a: (self.conditions[a] is not None, a)))
-        self.word_starts = tuple(sorted({w.lower().encode() for w in word_starts}))
+        self.anchors = tuple(sorted(self.conditions))
+        self.word_starts = frozenset(w.lower().encode() for w in word_starts)
+        self.groups = _groups([*self.conditions, *self.word_starts], self.conditions)
 
     def __call__(self, data: bytes) -> bool:
         lowered = data.lower()
         words: set[bytes] | None = None
-        for anchor in self.anchors:
-            if anchor not in lowered:
+        for gate, members in self.groups:
+            if gate not in lowered:
                 continue
-            conditions = self.conditions[anchor]
-            if conditions is None:
-                return True
-            if words is None:
-                words = set(_IDENTIFIER.findall(lowered))
-            if any(condition <= words for condition in conditions):
-                return True
-        for start in self.word_starts:
-            if start in lowered:
-                if words is None:
-                    words = set(_IDENTIFIER.findall(lowered))
-                if any(word.startswith(start) for word in words):
-                    return True
+            for anchor in members:
+                if anchor != gate and anchor not in lowered:
+                    continue
+                if anchor in self.conditions:
+                    conditions = self.conditions[anchor]
+                    if conditions is None:
+                        return True
+                    if words is None:
+                        words = set(_IDENTIFIER.findall(lowered))
+                    if any(condition <= words for condition in conditions):
+                        return True
+                if anchor in self.word_starts:
+                    if words is None:
+                        words = set(_IDENTIFIER.findall(lowered))
+                    if any(word.startswith(anchor) for word in words):
+                        return True
         return False
+
+
+def _groups(anchors: list[bytes], conditions: dict) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """Anchors grouped under a shorter anchor they contain ("nvidia" for "nvidia-smi" and
+    "nvidia_visible_devices"): a file without it skips the whole group, so the common file, which
+    holds no anchor at all, costs one scan per group rather than one per anchor. Only anchors
+    gate (they are scanned anyway): a substring chosen for the grouping alone may be common
+    ("former" is in every transformers file) and cost more than it saves.
+    Groups holding an unconditional anchor come first: they decide the common hit at once."""
+    remaining = set(anchors)
+    groups: list[tuple[bytes, list[bytes]]] = []
+    for gate in sorted(anchors, key=lambda a: (len(a), a)):
+        if gate in remaining:
+            members = sorted(a for a in remaining if gate in a)
+            groups.append((gate, members))
+            remaining.difference_update(members)
+
+    def unconditional(anchor: bytes) -> bool:
+        return anchor in conditions and conditions[anchor] is None
+
+    return tuple(sorted(
+        ((gate, tuple(sorted(members, key=lambda a: (not unconditional(a), a)))) for gate, members in groups),
+        key=lambda group: (not any(unconditional(a) for a in group[1]), group[0])))
 
 
 def _minimal(conditions: list[frozenset[bytes]]) -> tuple[frozenset[bytes], ...]:

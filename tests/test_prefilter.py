@@ -102,3 +102,11 @@ def test_the_full_prefilter_ignores_near_misses():
     assert not runtime.may_match(b"class M(PreTrainedModel):\n    _supports_flash_attn = True\n")
     assert runtime.may_match(b"SRC = ['csrc/k.cu']\n")
     assert runtime.may_match(b'FLAGS = ["-gencode=arch=compute_80,code=sm_80"]\n')
+
+
+def test_anchors_are_grouped_under_a_shorter_anchor_they_contain():
+    check = Prefilter(["nvidia-smi", "nccl"], [("nvidia", "nvidia.ops")], word_starts=["nvidia_dali"])
+    # the unconditional member leads its group; groups with an unconditional member come first
+    assert check.groups == ((b"nccl", (b"nccl",)), (b"nvidia", (b"nvidia-smi", b"nvidia", b"nvidia_dali")))
+    assert check(b"subprocess.run(['nvidia-smi'])") and check(b"import nvidia.ops") and check(b"nvidia_dali_x()")
+    assert not check(b"import nvidia\n") and not check(b"# nvidia_ smi")
