@@ -8,17 +8,17 @@ order, so a parallel run reports exactly what a serial one does."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
 from auditor.discover import SourceFile
 from auditor.model import FileResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pool's modules load only when a pool runs (~40 ms a serial run saves)
+    import multiprocessing.context
+    from concurrent.futures import Future
+
     from auditor.engine import Runtime
 
 # Below this many candidate bytes (after the prefilter) a pool costs more than it saves:
@@ -112,6 +112,8 @@ def _context(tasks: Sequence[Task]) -> multiprocessing.context.BaseContext:
     """fork starts workers fastest (~0.4 s sooner), and they inherit the parent's Runtime. Big runs
     and runs with a very large file fork their workers from a lean server process instead: a
     forked worker's resident memory starts at the parent's (CLI, discovery and cache state)."""
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     big = sum(t[2] for t in tasks) >= POOL_PREFILTER_BYTES or max(t[2] for t in tasks) >= LARGE_FILE_BYTES
     if big and "forkserver" in methods:
@@ -126,6 +128,9 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
                   started: Callable[[], None] | None = None) -> tuple[list[Outcome], list[str]]:
     """Every task's outcome (in no particular order) and warnings; falls back to checking in this
     process when the pool cannot start or a worker dies."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     global _runtime
     work = chunks(tasks, jobs)
     outcomes: list[Outcome] = []
