@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from auditor.discover import SourceFile, discover
@@ -12,11 +13,14 @@ from auditor.suppress import without_suppressed
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
+    from collections.abc import Callable
+
     from auditor.cache import Cache
     from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
     from auditor.context import FileContext
     from auditor.parallel import Task
+    from auditor.prefilter import Prefilter
 
 
 @dataclass
@@ -79,7 +83,7 @@ class Runtime:
 
     def needs_check(self, source: SourceFile, data: bytes) -> bool:
         """False when the prefilter proves the file holds nothing (its result is empty)."""
-        return source.kind != "python" or self.may_match(data)
+        return needs_check(source, data, self.may_match)
 
     def check_with_digest(self, source: SourceFile, hashing: bool,
                           expected: str | None = None) -> tuple[FileResult | None, str | None]:
@@ -136,6 +140,11 @@ class Runtime:
     def _run_file_rules(self, kind: str, ctx: FileContext) -> None:
         for rule in self.by_kind.get(kind, []):
             rule.check_file(ctx)
+
+
+def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool]) -> bool:
+    """Only Python files are prefiltered; every other kind is always read by its rules."""
+    return source.kind != "python" or may_match(data)
 
 
 def read_bytes(source: SourceFile, max_bytes: int) -> tuple[bytes, FileError | None]:
@@ -232,18 +241,24 @@ class _Scan:
     def _check(self, misses: list[int]) -> None:
         from auditor.parallel import check_in_pool, prefilter_in_pool, resolve_jobs, run_serially
         from auditor.progress import Progress
-        from auditor.registry import full_catalogue, registry_warnings
 
-        runtime = Runtime(self.outcome.rules, full_catalogue(), self.options.max_bytes)
-        self.outcome.warnings.extend(registry_warnings())
-        if self.cache is not None:
-            self.cache.meta = {"rules": [r.code for r in runtime.rules], "warnings": list(registry_warnings())}
         jobs = resolve_jobs(self.options.jobs)
         unread = [(i, self.files[i], self.stats[i][0] if self.stats[i] else 0, self._expected(i)) for i in misses]
         if prefilter_in_pool(jobs, unread):
+            runtime = self._runtime()
             tasks, held = unread, {}  # a big cold run: the workers read and prefilter too
         else:
-            tasks, held = self._prefilter(runtime, misses)
+            # The cache keeps the prefilter of its settings: a run whose changed files all fail it
+            # (most pre-commit runs) never loads the rules, nor libcst with them.
+            cached = self._cached_prefilter()
+            runtime = self._runtime() if cached is None else None
+            tasks, held = self._prefilter(runtime.needs_check if runtime is not None
+                                          else partial(needs_check, may_match=cached), misses)
+            if runtime is None:
+                if not tasks:
+                    self.outcome.warnings.extend(self.cache.meta.get("warnings", []))  # type: ignore[union-attr]
+                    return
+                runtime = self._runtime()
         progress = Progress(self.options.progress, sum(t[2] for t in tasks), len(tasks))
         try:
             if run_serially(jobs, tasks):
@@ -266,6 +281,27 @@ class _Scan:
         finally:
             progress.stop()
 
+    def _runtime(self) -> Runtime:
+        from auditor.registry import full_catalogue, registry_warnings
+
+        runtime = Runtime(self.outcome.rules, full_catalogue(), self.options.max_bytes)
+        self.outcome.warnings.extend(registry_warnings())
+        if self.cache is not None:
+            self.cache.meta = {"rules": [r.code for r in runtime.rules], "warnings": list(registry_warnings()),
+                               "prefilter": runtime.prefilter.to_data()}
+        return runtime
+
+    def _cached_prefilter(self) -> Prefilter | None:
+        data = self.cache.meta.get("prefilter") if self.cache is not None else None
+        if data is None:
+            return None
+        from auditor.prefilter import Prefilter
+
+        try:
+            return Prefilter.from_data(data)
+        except (TypeError, ValueError):  # written by another format: rebuild it from the rules
+            return None
+
     def _expected(self, index: int) -> str | None:
         """The cached digest of a file whose stat changed but whose size did not."""
         stat = self.stats[index]
@@ -286,7 +322,8 @@ class _Scan:
             result, content = runtime.check_with_digest(source, self.cache is not None)
         self._record(index, result, content)
 
-    def _prefilter(self, runtime: Runtime, misses: list[int]) -> tuple[list[Task], dict[int, bytes]]:
+    def _prefilter(self, wanted: Callable[[SourceFile, bytes], bool],
+                   misses: list[int]) -> tuple[list[Task], dict[int, bytes]]:
         """Read every miss once: content-identical files come from the cache, files the prefilter
         rules out get an empty result; the rest are the tasks (small ones keep their bytes)."""
         tasks: list[Task] = []
@@ -306,7 +343,7 @@ class _Scan:
                     self.results[index] = hit
                     self.outcome.files_cached += 1
                     continue
-            if not runtime.needs_check(source, data):
+            if not wanted(source, data):
                 self._record(index, FileResult(source.display), content)
                 continue
             tasks.append((index, source, len(data), None))

@@ -54,6 +54,21 @@ class Prefilter:
         self.word_starts = frozenset(w.lower().encode() for w in word_starts)
         self.groups = _groups([*self.conditions, *self.word_starts], self.conditions)
 
+    def to_data(self) -> tuple:
+        """Plain tuples (marshal can store them), for `from_data` in a later run."""
+        return (tuple((a, c) for a, c in self.conditions.items()), tuple(sorted(self.word_starts)), self.groups)
+
+    @classmethod
+    def from_data(cls, data: tuple) -> Prefilter:
+        """The prefilter `to_data` described, without the rules or the catalogue (nor libcst) loaded."""
+        conditions, word_starts, groups = data
+        prefilter = cls.__new__(cls)
+        prefilter.conditions = dict(conditions)
+        prefilter.anchors = tuple(sorted(prefilter.conditions))
+        prefilter.word_starts = frozenset(word_starts)
+        prefilter.groups = tuple((gate, tuple(members)) for gate, members in groups)
+        return prefilter
+
     def __call__(self, data: bytes) -> bool:
         lowered = data.lower()
         words: set[bytes] | None = None

@@ -174,6 +174,26 @@ def test_warm_run_does_not_import_libcst(tmp_path):
     assert second[3] == "False"
 
 
+def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path):
+    """The cache keeps its prefilter: a pre-commit run over edited files without any lock-in token
+    decides them without loading the rules (and libcst); one with a token still gets checked."""
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": GOOD, "c.py": GOOD})
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from auditor.engine import ScanOptions, scan\n"
+        f"r = scan([{str(repo / 'b.py')!r}, {str(repo / 'c.py')!r}], ScanOptions(jobs=1))\n"
+        "print(r.files_parsed, len(r.findings), 'libcst' in sys.modules, 'auditor.registry' in sys.modules)\n"
+    )
+    run(repo)
+    (repo / "b.py").write_text(GOOD + "y = numpy.ones(3)\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "0", "False", "False"]
+    (repo / "c.py").write_text(BAD, encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[:3] == ["1", str(len(rows(run(repo / "a.py")))), "True"]
+
+
 def test_runs_side_by_side_keep_each_others_entries(tmp_path):
     """pre-commit runs batches of files in parallel processes: each saves the cache, and the last
     save must not drop the entries the other batch wrote meanwhile."""

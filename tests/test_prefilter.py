@@ -31,12 +31,12 @@ def test_invalid_examples_pass_the_rules_own_prefilter(rule, example):
         f"{rule.code}: the prefilter drops an INVALID example; add a token:\n{example.code}")
 
 
-def _findings(paths: list[str], prefilter: bool, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+def _findings(paths: list[str], prefilter: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], int]:
     if not prefilter:
         monkeypatch.setattr(Runtime, "needs_check", lambda self, source, data: True)
     result = scan(paths, ScanOptions(cache=False, jobs=1))
     monkeypatch.undo()
-    return [f.to_dict() for f in result.findings]
+    return [f.to_dict() for f in result.findings], result.files_parsed
 
 
 def test_examples_and_fixtures_same_findings_with_and_without_prefilter(tmp_path, monkeypatch):
@@ -46,10 +46,10 @@ def test_examples_and_fixtures_same_findings_with_and_without_prefilter(tmp_path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(example.code, encoding="utf-8")
     paths = [str(tmp_path)] + ([str(FIXTURES)] if FIXTURES.is_dir() else [])
-    on = _findings(paths, True, monkeypatch)
-    off = _findings(paths, False, monkeypatch)
+    (on, parsed_on), (off, parsed_off) = _findings(paths, True, monkeypatch), _findings(paths, False, monkeypatch)
     assert on == off
     assert on, "the examples must produce findings"
+    assert parsed_off > parsed_on, "switching the prefilter off must parse the files it rules out"
 
 
 def test_prefilter_skips_files_without_tokens(scan_source):
