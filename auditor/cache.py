@@ -143,7 +143,7 @@ class Cache:
         entry = self.entries.get(self.prefix + display)
         if entry is None or entry[_SIZE] != size or entry[_DIGEST] != content_digest:
             return None
-        trusted = self._trusted(mtime_ns)
+        trusted = self.settled(mtime_ns)
         if entry[_MTIME] != mtime_ns or entry[_TRUSTED] != trusted:
             entry[_MTIME], entry[_TRUSTED] = mtime_ns, trusted
             self.stored.add(self.prefix + display)
@@ -160,13 +160,14 @@ class Cache:
             return  # a crash in a rule is not a property of the file; try again next time
         key = self.prefix + result.path
         self.entries[key] = [
-            size, mtime_ns, content_digest, self._trusted(mtime_ns), result.parsed,
+            size, mtime_ns, content_digest, self.settled(mtime_ns), result.parsed,
             [self._row(f) for f in result.findings], [[e.kind, e.message] for e in result.errors],
         ]
         self.stored.add(key)
         self.dirty = True
 
-    def _trusted(self, mtime_ns: int) -> bool:
+    def settled(self, mtime_ns: int) -> bool:
+        """Modified long enough before this run that a later change shows as a newer mtime."""
         return mtime_ns < self.started_ns - RACY_NS
 
     def _target_slot(self, effects: dict[str, str]) -> int:

@@ -50,6 +50,22 @@ class SourceFile:
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # What the walk depended on, when it can be reused (see `tree_unchanged`): [path, size, mtime_ns]
+    # of every folder listed (an entry added, removed or renamed changes its mtime), every ignore
+    # file read and the folders above the top up to the repository root. None: not reusable.
+    stamps: list[list] | None = None
+
+
+def tree_unchanged(stamps: list[list]) -> bool:
+    """Whether a walk that recorded `stamps` would find the same files today."""
+    try:
+        for path, size, mtime_ns in stamps:
+            info = os.stat(path)
+            if info.st_mtime_ns != mtime_ns or (size >= 0 and info.st_size != size):
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def _looks_like_requirements(name: str, parent: str) -> bool:
@@ -141,10 +157,13 @@ def _combined_regex(spec: object) -> re.Pattern[str] | None:
 class _GitIgnore:
     """The .gitignore files met on the way down, deepest last; the deepest decisive one wins."""
 
-    def __init__(self) -> None:
+    def __init__(self, stamps: list[list] | None = None) -> None:
         self.layers: list[_Layer] = []
+        self.stamps = stamps
 
     def load(self, directory: str, filename: str = ".gitignore") -> bool:
+        if self.stamps is not None:
+            _stamp(self.stamps, os.path.join(directory, filename))
         try:
             with open(os.path.join(directory, filename), encoding="utf-8", errors="replace") as handle:
                 lines = handle.read().splitlines()
@@ -174,9 +193,19 @@ def _repository_root(directory: str) -> str | None:
         here = parent
 
 
-def _load_parents(ignore: _GitIgnore, top: str) -> None:
+def _load_parents(ignore: _GitIgnore, top: str, stamps: list[list] | None = None) -> None:
     """Git applies .git/info/exclude and the .gitignore files above `top` up to the repository root."""
     repo = _repository_root(top)
+    if stamps is not None:  # a .git or .gitignore appearing above `top` changes one of these folders
+        here = top
+        while True:
+            parent = os.path.dirname(here)
+            if parent == here or here == repo:
+                break
+            here = parent
+            _stamp(stamps, here, directory=True)
+        if repo is not None:  # not .git itself: every git command touches it
+            _stamp(stamps, os.path.join(repo, ".git", "info"), directory=True)
     if repo is None:
         return
     if os.path.isdir(os.path.join(repo, ".git", "info")):
@@ -188,6 +217,16 @@ def _load_parents(ignore: _GitIgnore, top: str) -> None:
         chain.append(here)
     for directory in reversed(chain):
         ignore.load(directory)
+
+
+def _stamp(stamps: list[list], path: str, directory: bool = False) -> None:
+    """Record a folder's mtime or a file's size and mtime; a missing path is recorded as absent
+    (the folder holding it records its appearance)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    stamps.append([path, -1 if directory else info.st_size, info.st_mtime_ns])
 
 
 class _Excludes:
@@ -206,10 +245,12 @@ class _Excludes:
 
 
 def discover(paths: list[str], root: str, respect_gitignore: bool = True,
-             excludes: tuple[str, ...] = ()) -> Discovery:
-    """Files under `paths` (files or directories), sorted by display path."""
+             excludes: tuple[str, ...] = (), stamp: bool = False) -> Discovery:
+    """Files under `paths` (files or directories), sorted by display path. With `stamp`, a walk
+    of directories also records what it depended on (`Discovery.stamps`)."""
     found = Discovery()
     seen: set[str] = set()
+    stamps: list[list] | None = [] if stamp else None
 
     def add(path: str, display: str, kind: str) -> None:
         if display not in seen:
@@ -219,13 +260,17 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
     root = os.path.abspath(root)
     for given in paths:
         if os.path.isdir(given):
-            _Walk(root, found, add, respect_gitignore, _Excludes(tuple(excludes))).run(os.path.abspath(given))
+            walk = _Walk(root, found, add, respect_gitignore, _Excludes(tuple(excludes)), stamps)
+            walk.run(os.path.abspath(given))
+            stamps = walk.stamps
         else:
+            stamps = None  # explicit files are cheap to find again
             kind = file_kind(given, explicit=True)
             if kind is not None:
                 add(given, display_path(given, root), kind)
     found.files.sort(key=lambda f: f.display)
     found.errors = sorted(set(found.errors))
+    found.stamps = stamps if not found.errors else None
     return found
 
 
@@ -233,12 +278,13 @@ class _Walk:
     """One directory tree: an explicit stack, so deep trees never hit the recursion limit."""
 
     def __init__(self, root: str, found: Discovery, add: Callable[[str, str, str], None],
-                 respect_gitignore: bool, excludes: _Excludes) -> None:
+                 respect_gitignore: bool, excludes: _Excludes, stamps: list[list] | None = None) -> None:
         self.root = root
         self.found = found
         self.add = add
-        self.ignore = _GitIgnore() if respect_gitignore else None
+        self.ignore = _GitIgnore(stamps) if respect_gitignore else None
         self.excludes = excludes
+        self.stamps = stamps  # recorded when the caller may reuse this walk
 
     def error(self, display: str, kind: str, message: str) -> None:
         self.found.errors.append(FileError(display or ".", kind, message))
@@ -247,7 +293,7 @@ class _Walk:
         prefix = display_path(top, self.root)
         prefix = "" if prefix == "." else prefix + "/"
         if self.ignore is not None:
-            _load_parents(self.ignore, top)
+            _load_parents(self.ignore, top, self.stamps)
         # (directory, its display prefix, .gitignore layers that apply above it)
         stack: list[tuple[str, str, int]] = [(top, prefix, len(self.ignore.layers) if self.ignore else 0)]
         while stack:
@@ -256,6 +302,8 @@ class _Walk:
 
     def visit(self, directory: str, prefix: str, depth: int, is_top: bool) -> list[tuple[str, str, int]]:
         """Add this folder's files; return its subfolders still to walk."""
+        if self.stamps is not None:  # before listing: a change after it shows as a newer mtime
+            _stamp(self.stamps, directory, directory=True)
         try:
             with os.scandir(directory) as listing:
                 entries = list(listing)
@@ -304,6 +352,9 @@ class _Walk:
 
     def symlink(self, entry: os.DirEntry, display: str, parent: str) -> None:
         """Links to files are read; links to directories are not followed; loops become errors."""
+        self.stamps = None  # a link's target can change without any folder changing: walk again
+        if self.ignore is not None:
+            self.ignore.stamps = None
         kind = file_kind(entry.name, parent=parent)
         try:
             mode = os.stat(entry.path).st_mode

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
-from auditor.discover import SourceFile, discover
+from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
 from auditor.model import FileError, FileResult, Finding
 from auditor.suppress import without_suppressed
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
@@ -178,14 +178,14 @@ def scan(paths: list[str], options: ScanOptions | None = None) -> ScanResult:
     it pays); findings and errors come back sorted, the same however the work was split."""
     options = options or ScanOptions()
     root = resolve_root(paths)
-    found = discover(paths, root, options.respect_gitignore, options.excludes)
-    outcome = ScanResult(root=root, files=found.files, errors=list(found.errors),
-                         select=options.select, ignore=options.ignore)
     cache = None
     if options.cache:
         from auditor.cache import open_cache
 
         cache = open_cache(root, options.cache_dir, options.select, options.ignore, options.max_bytes)
+    found = _discover(paths, root, options, cache)
+    outcome = ScanResult(root=root, files=found.files, errors=list(found.errors),
+                         select=options.select, ignore=options.ignore)
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
     results = _Scan(found.files, options, cache, outcome, whole).run()
     for result in results:
@@ -195,6 +195,30 @@ def scan(paths: list[str], options: ScanOptions | None = None) -> ScanResult:
     outcome.findings = sorted(set(outcome.findings), key=Finding.sort_key)
     outcome.errors.sort()
     return outcome
+
+
+def _discover(paths: list[str], root: str, options: ScanOptions, cache: Cache | None) -> Discovery:
+    """Discovery, reused from the cache when no folder it listed (nor ignore file it read) changed:
+    a warm run over a large tree then stats its folders instead of listing them."""
+    if cache is None or len(paths) != 1:
+        return discover(paths, root, options.respect_gitignore, options.excludes)
+    key = [os.path.abspath(paths[0]), root, options.respect_gitignore, list(options.excludes)]
+    saved = cache.meta.get("tree")
+    try:
+        if isinstance(saved, dict) and saved.get("key") == key and tree_unchanged(saved["stamps"]):
+            return Discovery(files=[SourceFile(path, display, kind) for path, display, kind in saved["files"]])
+    except (KeyError, TypeError, ValueError):  # not what this version writes: walk again
+        pass
+    found = discover(paths, root, options.respect_gitignore, options.excludes, stamp=True)
+    # A folder changed within the mtime granularity of now could change again unseen ("racy git").
+    if found.stamps is not None and all(cache.settled(mtime) for _, _, mtime in found.stamps):
+        cache.meta["tree"] = {"key": key, "stamps": found.stamps,
+                              "files": [[f.path, f.display, f.kind] for f in found.files]}
+        cache.dirty = True
+    elif saved is not None:
+        cache.meta.pop("tree", None)
+        cache.dirty = True
+    return found
 
 
 class _Scan:
@@ -287,8 +311,8 @@ class _Scan:
         runtime = Runtime(self.outcome.rules, full_catalogue(), self.options.max_bytes)
         self.outcome.warnings.extend(registry_warnings())
         if self.cache is not None:
-            self.cache.meta = {"rules": [r.code for r in runtime.rules], "warnings": list(registry_warnings()),
-                               "prefilter": runtime.prefilter.to_data()}
+            self.cache.meta.update({"rules": [r.code for r in runtime.rules], "warnings": list(registry_warnings()),
+                                    "prefilter": runtime.prefilter.to_data()})
         return runtime
 
     def _cached_prefilter(self) -> Prefilter | None:

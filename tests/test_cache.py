@@ -215,3 +215,56 @@ def test_runs_side_by_side_keep_each_others_entries(tmp_path):
     assert merged.lookup("a.py", 10, 1).findings[0].targets == {"cpu": "raises"}
     assert merged.lookup("b.py", 20, 2).findings == []
     assert merged.entries["c.py"] == first.entries["c.py"]
+
+
+def _age_tree(repo: Path) -> None:
+    for path in [repo, *repo.rglob("*")]:
+        os.utime(path, ns=(OLD_NS, OLD_NS))
+
+
+def _walks(monkeypatch) -> list[str]:
+    from auditor import discover
+
+    listed: list[str] = []
+    original = discover._Walk.visit
+
+    def visit(self, directory, *args, **kwargs):
+        listed.append(directory)
+        return original(self, directory, *args, **kwargs)
+
+    monkeypatch.setattr(discover._Walk, "visit", visit)
+    return listed
+
+
+def test_warm_run_reuses_the_discovery_until_a_folder_changes(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path, {"src/a.py": BAD, "src/deep/b.py": GOOD, "requirements.txt": "torch\n"})
+    run(repo)  # creates the cache folder, which changes the project folder
+    _age_tree(repo)
+    cold = run(repo)
+    listed = _walks(monkeypatch)
+    warm = run(repo)
+    assert listed == [] and [f.display for f in warm.files] == [f.display for f in cold.files]
+    assert rows(warm) == rows(cold)
+    (repo / "src" / "deep" / "c.py").write_text(BAD, encoding="utf-8")  # a new file: its folder's mtime moves
+    assert "src/deep/c.py" in [f.display for f in run(repo).files] and listed
+    _age_tree(repo)
+    run(repo)
+    listed.clear()
+    (repo / "src" / "a.py").unlink()
+    assert "src/a.py" not in [f.display for f in run(repo).files] and listed
+
+
+def test_changed_gitignore_or_recent_folders_mean_a_new_walk(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path, {"a.py": BAD, "gen/b.py": BAD, ".gitignore": "*.log\n"})
+    run(repo)
+    _age_tree(repo)
+    run(repo)
+    listed = _walks(monkeypatch)
+    (repo / ".gitignore").write_text("gen/\n", encoding="utf-8")
+    os.utime(repo, ns=(OLD_NS, OLD_NS))  # only the file's own stat shows the edit
+    assert [f.display for f in run(repo).files] == ["a.py"] and listed
+    listed.clear()
+    (repo / "new").mkdir()  # modified just now: never stored, so every run walks again
+    run(repo)
+    run(repo)
+    assert listed.count(str(repo)) == 2
