@@ -57,9 +57,14 @@ def project_root(scan_root: str) -> str:
         here = parent
 
 
+_PRESENTATION = ("cli.py", "score.py", "progress.py", "__main__.py")
+
+
 def _code_fingerprint() -> list:
     """Sizes and mtimes of the auditor's own modules (an edited rule invalidates the cache even
-    without a version bump) and of the import path folders (installing a plugin touches them)."""
+    without a version bump) and of the import path folders (installing a plugin touches them).
+    The modules that only present results (the reports, the CLI, the score) are left out: the
+    cache holds findings, which they do not change."""
     package = os.path.dirname(os.path.abspath(__file__))
     stats: list = []
     stack = [package]
@@ -70,9 +75,9 @@ def _code_fingerprint() -> list:
         except OSError:
             continue
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+            if entry.is_dir(follow_symlinks=False) and entry.name not in ("__pycache__", "report"):
                 stack.append(entry.path)
-            elif entry.name.endswith((".py", ".toml")):
+            elif entry.name.endswith((".py", ".toml")) and entry.name not in _PRESENTATION:
                 info = entry.stat()
                 stats.append([os.path.relpath(entry.path, package), info.st_size, info.st_mtime_ns])
     for folder in sys.path:
