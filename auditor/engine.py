@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
     from auditor.context import FileContext
     from auditor.parallel import Task
     from auditor.prefilter import Prefilter
+    from auditor.progress import Progress
 
 
 @dataclass
@@ -286,15 +287,11 @@ class _Scan:
         progress = Progress(self.options.progress, sum(t[2] for t in tasks), len(tasks))
         try:
             if run_serially(jobs, tasks):
+                from auditor.python_scan import unvalidated_parsing
+
                 progress.start()
-                for index, source, size, expected in tasks:
-                    data = held.pop(index, None)
-                    if data is None:
-                        result, content = runtime.check_with_digest(source, self.cache is not None, expected)
-                    else:
-                        result, content = runtime.check_data(source, data), self._digest(data)
-                    self._outcome(runtime, index, result, content)
-                    progress.advance(size)
+                with unvalidated_parsing():
+                    self._check_serially(runtime, tasks, held, progress)
             else:
                 held.clear()
                 outcomes, warnings = check_in_pool(runtime, tasks, jobs, self.cache is not None,
@@ -304,6 +301,16 @@ class _Scan:
                     self._outcome(runtime, index, result, content)
         finally:
             progress.stop()
+
+    def _check_serially(self, runtime: Runtime, tasks: list[Task], held: dict[int, bytes], progress: Progress) -> None:
+        for index, source, size, expected in tasks:
+            data = held.pop(index, None)
+            if data is None:
+                result, content = runtime.check_with_digest(source, self.cache is not None, expected)
+            else:
+                result, content = runtime.check_data(source, data), self._digest(data)
+            self._outcome(runtime, index, result, content)
+            progress.advance(size)
 
     def _runtime(self) -> Runtime:
         from auditor.registry import full_catalogue, registry_warnings

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import libcst as cst
 
@@ -14,6 +15,7 @@ from auditor.walker import Walker
 
 # Node types whose validation finds syntax errors the grammar lets through ("a" b"b"): still checked.
 _GRAMMAR_GAPS = frozenset({cst.ConcatenatedString})
+_unvalidated = 0  # how many unvalidated_parsing() blocks are open
 
 
 def _validate_grammar_gaps(node: cst.CSTNode) -> None:
@@ -21,22 +23,34 @@ def _validate_grammar_gaps(node: cst.CSTNode) -> None:
         node._validate()
 
 
-def parse_module(text: str) -> cst.Module:
-    """`libcst.parse_module` without validating each node as the parser builds it.
+@contextmanager
+def unvalidated_parsing() -> Iterator[None]:
+    """Within this block libcst does not validate each node as the parser builds it.
 
     Every libcst node runs `_validate()` from `CSTNode.__post_init__`. That guards trees built by
     hand; the parser's own output is valid by construction, and the checks cost about a quarter
     of the parse (libcst's own PERF note in `__post_init__` says the same). Only the checks the
-    grammar does not make itself still run. The hook is restored as soon as the parse ends, so
-    nodes built anywhere else are validated as usual."""
+    grammar does not make itself still run. Open it around a batch of files, not one: swapping
+    the hook on the base class invalidates the interpreter's attribute caches of every node
+    class, which costs more than it saves when done per file."""
+    global _unvalidated
     original = cst.CSTNode.__dict__.get("__post_init__")
-    if original is None:  # a libcst that validates some other way: parse as documented
-        return cst.parse_module(text)
-    cst.CSTNode.__post_init__ = _validate_grammar_gaps  # type: ignore[method-assign]
+    swap = _unvalidated == 0 and original is not None  # a libcst without the hook: parse as documented
+    if swap:
+        cst.CSTNode.__post_init__ = _validate_grammar_gaps  # type: ignore[method-assign]
+    _unvalidated += 1
     try:
-        return cst.parse_module(text)
+        yield
     finally:
-        cst.CSTNode.__post_init__ = original  # type: ignore[method-assign]
+        _unvalidated -= 1
+        if swap:
+            cst.CSTNode.__post_init__ = original  # type: ignore[method-assign]
+
+
+def parse_module(text: str) -> cst.Module:
+    """`libcst.parse_module`, without per-node validation (see `unvalidated_parsing`)."""
+    with unvalidated_parsing():
+        return cst.parse_module(text)
 
 
 def parse_error_message(exc: cst.ParserSyntaxError) -> str:
