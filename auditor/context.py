@@ -97,6 +97,7 @@ class PythonContext(FileContext):
         self.resolver = Resolver()
         self.rules_by_name: dict[str, Rule] = {}  # the active rules, for family-wide handlers
         self.pending: list[tuple[Rule, cst.CSTNode, dict[str, Any]]] = []
+        self.in_annotation = 0  # > 0 while the walk is inside a type annotation
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """`th.cuda.synchronize` -> "torch.cuda.synchronize" when `th` is `import torch as th`."""

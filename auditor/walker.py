@@ -49,7 +49,7 @@ class Walker:
             cst.For: Walker._for, cst.WithItem: Walker._with_item,
             cst.ExceptHandler: Walker._except, cst.NamedExpr: Walker._named_expr,
             cst.Global: Walker._global, cst.Nonlocal: Walker._global,
-            cst.CompFor: Walker._comp_for,
+            cst.CompFor: Walker._comp_for, cst.Annotation: Walker._annotation,
             **{t: Walker._comprehension for t in _COMPREHENSIONS},
         }
 
@@ -187,6 +187,14 @@ class Walker:
         fallback = self.in_except > 0 or (isinstance(node.value, cst.Name) and node.value.value == "None")
         for target in node.targets:
             self.bind_target(target.target, alias, fallback)
+
+    def _annotation(self, node: cst.Annotation) -> None:
+        # Rules ask ctx.in_annotation instead of collecting every node of every annotation.
+        self.ctx.in_annotation += 1
+        try:
+            self.walk(node.annotation)
+        finally:
+            self.ctx.in_annotation -= 1
 
     def _ann_assign(self, node: cst.AnnAssign) -> None:
         self.walk(node.annotation)

@@ -22,5 +22,5 @@ def test_shared_handler_is_registered_once():
     walker = Walker(select_rules(["LK2"]), full_catalogue())
     import libcst as cst
 
-    functions = [getattr(h, "__func__", h) for h in walker.handlers.get(cst.Annotation, [])]
+    functions = [getattr(h, "__func__", h) for h in walker.handlers.get(cst.DictElement, [])]
     assert len(functions) == len(set(functions)) == 1

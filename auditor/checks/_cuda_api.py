@@ -75,14 +75,24 @@ def _uses_other_backend(root: cst.CSTNode, backends: tuple[str, ...], ctx: Pytho
 
 
 
+def _dispatch_branches(ctx: PythonContext) -> set[int]:
+    """Ids of the nodes in if/elif branches whose sibling serves another backend, for every chain
+    met so far (the walk meets a chain before anything inside it)."""
+    dispatch = skipped(ctx, STATE + "-dispatch")
+    chains = ctx.state.pop(STATE + "-chains", None)
+    backends = _backends(ctx)
+    for branches in chains or ():
+        other = [_uses_other_backend(b, backends, ctx) for b in branches]
+        for index, branch in enumerate(branches):
+            if id(branch) not in dispatch and any(other[:index] + other[index + 1:]):
+                dispatch.update(id(n) for n in descendants(branch))  # a sibling serves another backend
+    return dispatch
+
+
 class CudaApiRule(ApiRule):
     """An ApiRule that leaves out references which only name the API (see the module doc)."""
 
     assign_is_use: ClassVar[bool] = False  # flags: `torch.backends.cudnn.benchmark = True` is the use
-
-    @shared_visit
-    def visit_Annotation(self, node: cst.Annotation, ctx: PythonContext) -> None:
-        skipped(ctx).update(id(n) for n in descendants(node.annotation))
 
     @shared_visit
     def visit_Assign(self, node: cst.Assign, ctx: PythonContext) -> None:
@@ -116,13 +126,8 @@ class CudaApiRule(ApiRule):
             done.add(id(elif_))
             elif_ = elif_.orelse
         branches = _branches(node)
-        if len(branches) < 2:
-            return
-        other = [_uses_other_backend(b, backends, ctx) for b in branches]
-        dispatch = skipped(ctx, STATE + "-dispatch")
-        for index, branch in enumerate(branches):
-            if id(branch) not in dispatch and any(other[:index] + other[index + 1:]):
-                dispatch.update(id(n) for n in descendants(branch))  # a sibling serves another backend
+        if len(branches) >= 2:  # judged when a reference inside is about to be kept (most never are)
+            ctx.state.setdefault(STATE + "-chains", []).append(branches)
 
     @shared_visit
     def visit_DictElement(self, node: cst.DictElement, ctx: PythonContext) -> None:
@@ -136,8 +141,10 @@ class CudaApiRule(ApiRule):
 
     def keep(self, ref: Reference, ctx: PythonContext) -> bool:
         """Whether this (non-import) reference is lock-in rather than a mere mention."""
+        if ctx.in_annotation:
+            return False
         node_id = id(ref.node)
-        if node_id in skipped(ctx) or node_id in skipped(ctx, STATE + "-dispatch"):
+        if node_id in skipped(ctx) or node_id in _dispatch_branches(ctx):
             return False
         return self.assign_is_use or node_id not in skipped(ctx, STATE + "-patched")
 
