@@ -339,7 +339,8 @@ def report(args: argparse.Namespace, info: dict, series: list[Series]) -> dict:
     checks = {
         "cold <= 1/10 TorchFix": ratios.get("cold / TorchFix", float("nan")) <= TARGETS["cold_vs_torchfix"]
         if "TorchFix" in rows else None,
-        "cold <= 1.5 x parse floor": ratios["cold / parse floor"] <= TARGETS["cold_vs_parse_floor"],
+        "cold <= 1.5 x parse floor (per run)":
+            ratios["cold / parse floor, per run (median)"] <= TARGETS["cold_vs_parse_floor"],
         "warm < 1 s": rows["audit warm"]["median_s"] < TARGETS["warm_s"],
         "10 changed (pre-commit) < 1 s": rows["10 changed: pre-commit"]["median_s"] < TARGETS["precommit_s"],
         "10 changed, no lock-in (pre-commit) < 1 s":
