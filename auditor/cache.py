@@ -8,7 +8,13 @@ reused without being parsed. A file modified within a second of being scanned ma
 in the same mtime tick, so its entry is only trusted after its content is checked again ("racy
 git"). Anything wrong with the cache only costs speed: a corrupt, unreadable or unwritable cache
 is reported as a warning and the scan goes on uncached. Importing this module must stay cheap:
-a warm run never imports libcst."""
+a warm run never imports libcst.
+
+Besides the per-file entries, `meta` keeps what the settings imply and the last run learnt:
+the selected rule codes and registry warnings, the prefilter (so a run whose changed files all
+fail it needs neither the rules nor libcst; see engine._Scan._check) and the discovered file list
+with the folder stamps it depends on (engine._discover). Concurrent runs (pre-commit batches)
+merge their entries on save."""
 
 from __future__ import annotations
 
