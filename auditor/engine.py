@@ -201,7 +201,7 @@ def scan(paths: list[str], options: ScanOptions | None = None) -> ScanResult:
 def _discover(paths: list[str], root: str, options: ScanOptions, cache: Cache | None) -> Discovery:
     """Discovery, reused from the cache when no folder it listed (nor ignore file it read) changed:
     a warm run over a large tree then stats its folders instead of listing them."""
-    if cache is None or len(paths) != 1:
+    if cache is None or len(paths) != 1 or not os.path.isdir(paths[0]):  # files are cheap to find
         return discover(paths, root, options.respect_gitignore, options.excludes)
     key = [os.path.abspath(paths[0]), root, options.respect_gitignore, list(options.excludes)]
     saved = cache.meta.get("tree")

@@ -268,3 +268,13 @@ def test_changed_gitignore_or_recent_folders_mean_a_new_walk(tmp_path, monkeypat
     run(repo)
     run(repo)
     assert listed.count(str(repo)) == 2
+
+
+def test_a_run_on_one_file_keeps_the_tree_for_the_next_whole_run(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path, {"a.py": BAD, "src/b.py": GOOD})
+    run(repo)
+    _age_tree(repo)
+    run(repo)
+    listed = _walks(monkeypatch)
+    run(repo / "a.py")  # a pre-commit batch of one file
+    assert run(repo).files_cached == 2 and listed == []
