@@ -220,8 +220,8 @@ def _load_parents(ignore: _GitIgnore, top: str, stamps: list[list] | None = None
 
 
 def _stamp(stamps: list[list], path: str, directory: bool = False) -> None:
-    """Record a folder's mtime or a file's size and mtime; a missing path is recorded as absent
-    (the folder holding it records its appearance)."""
+    """Record a folder's mtime or a file's size and mtime; a missing path records nothing (the
+    stamp of the folder holding it covers its appearance)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -262,7 +262,7 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
         if os.path.isdir(given):
             walk = _Walk(root, found, add, respect_gitignore, _Excludes(tuple(excludes)), stamps)
             walk.run(os.path.abspath(given))
-            stamps = walk.stamps
+            stamps = walk.stamps if walk.reusable else None
         else:
             stamps = None  # explicit files are cheap to find again
             kind = file_kind(given, explicit=True)
@@ -285,6 +285,7 @@ class _Walk:
         self.ignore = _GitIgnore(stamps) if respect_gitignore else None
         self.excludes = excludes
         self.stamps = stamps  # recorded when the caller may reuse this walk
+        self.reusable = True  # False once the walk met something its stamps cannot cover
 
     def error(self, display: str, kind: str, message: str) -> None:
         self.found.errors.append(FileError(display or ".", kind, message))
@@ -352,9 +353,7 @@ class _Walk:
 
     def symlink(self, entry: os.DirEntry, display: str, parent: str) -> None:
         """Links to files are read; links to directories are not followed; loops become errors."""
-        self.stamps = None  # a link's target can change without any folder changing: walk again
-        if self.ignore is not None:
-            self.ignore.stamps = None
+        self.reusable = False  # a link's target can change without any folder changing: walk again
         kind = file_kind(entry.name, parent=parent)
         try:
             mode = os.stat(entry.path).st_mode

@@ -316,9 +316,10 @@ class _Scan:
         from auditor.registry import full_catalogue, registry_warnings
 
         runtime = Runtime(self.outcome.rules, full_catalogue(), self.options.max_bytes)
-        self.outcome.warnings.extend(registry_warnings())
+        warnings = list(registry_warnings())
+        self.outcome.warnings.extend(warnings)
         if self.cache is not None:
-            self.cache.meta.update({"rules": [r.code for r in runtime.rules], "warnings": list(registry_warnings()),
+            self.cache.meta.update({"rules": [r.code for r in runtime.rules], "warnings": warnings,
                                     "prefilter": runtime.prefilter.to_data()})
         return runtime
 

@@ -47,26 +47,28 @@ class Prefilter:
             elif inner and clauses[anchor]:
                 clauses[min(inner, key=len)].extend(clauses[anchor])
                 del clauses[anchor]
-        self.conditions: dict[bytes, tuple[frozenset[bytes], ...] | None] = {
-            anchor: (_minimal(conds) if conds else None) for anchor, conds in clauses.items()
-        }
-        self.anchors = tuple(sorted(self.conditions))
-        self.word_starts = frozenset(w.lower().encode() for w in word_starts)
-        self.groups = _groups([*self.conditions, *self.word_starts], self.conditions)
+        self._set({anchor: (_minimal(conds) if conds else None) for anchor, conds in clauses.items()},
+                  frozenset(w.lower().encode() for w in word_starts))
+
+    def _set(self, conditions: dict[bytes, tuple[frozenset[bytes], ...] | None], word_starts: frozenset[bytes]) -> None:
+        self.conditions = conditions
+        self.word_starts = word_starts
+        self.groups = _groups([*conditions, *word_starts], conditions)
+
+    @property
+    def anchors(self) -> tuple[bytes, ...]:
+        return tuple(sorted(self.conditions))
 
     def to_data(self) -> tuple:
         """Plain tuples (marshal can store them), for `from_data` in a later run."""
-        return (tuple((a, c) for a, c in self.conditions.items()), tuple(sorted(self.word_starts)), self.groups)
+        return tuple(self.conditions.items()), tuple(sorted(self.word_starts))
 
     @classmethod
     def from_data(cls, data: tuple) -> Prefilter:
         """The prefilter `to_data` described, without the rules or the catalogue (nor libcst) loaded."""
-        conditions, word_starts, groups = data
+        conditions, word_starts = data
         prefilter = cls.__new__(cls)
-        prefilter.conditions = dict(conditions)
-        prefilter.anchors = tuple(sorted(prefilter.conditions))
-        prefilter.word_starts = frozenset(word_starts)
-        prefilter.groups = tuple((gate, tuple(members)) for gate, members in groups)
+        prefilter._set(dict(conditions), frozenset(word_starts))
         return prefilter
 
     def __call__(self, data: bytes) -> bool:
