@@ -24,6 +24,13 @@ def _dicts(result) -> tuple[list[dict], list[dict]]:
     return [f.to_dict() for f in result.findings], [e.to_dict() for e in result.errors]
 
 
+def _write_files(root) -> None:
+    for name, content in FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+
 @pytest.fixture(params=["parent prefilters", "workers prefilter"])
 def force_pool(monkeypatch, request):
     if request.param == "workers prefilter":
@@ -35,10 +42,7 @@ def force_pool(monkeypatch, request):
 
 
 def test_parallel_equals_serial(tmp_path, force_pool):
-    for name, content in FILES.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    _write_files(tmp_path)
     serial = scan([str(tmp_path)], ScanOptions(jobs=1, cache=False))
     pooled = scan([str(tmp_path)], ScanOptions(jobs=2, cache=False))
     assert _dicts(serial) == _dicts(pooled)
@@ -48,10 +52,7 @@ def test_parallel_equals_serial(tmp_path, force_pool):
 
 
 def test_parallel_with_cache_equals_serial(tmp_path, force_pool):
-    for name, content in FILES.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    _write_files(tmp_path)
     serial = scan([str(tmp_path)], ScanOptions(jobs=1, cache=False))
     cold = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=str(tmp_path / "cache")))
     warm = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=str(tmp_path / "cache")))
@@ -90,11 +91,9 @@ def test_jobs_default_to_the_available_cores():
 def test_touched_files_through_workers_are_not_parsed_again(tmp_path, force_pool):
     import os
 
-    for name, content in FILES.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content if isinstance(content, bytes) else content.encode())
-        os.utime(path, ns=(10**18, 10**18))
+    _write_files(tmp_path)
+    for name in FILES:
+        os.utime(tmp_path / name, ns=(10**18, 10**18))
     cache = str(tmp_path / "cache")
     cold = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=cache))
     for name in FILES:
