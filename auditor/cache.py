@@ -28,10 +28,10 @@ import time
 from dataclasses import dataclass, field, fields
 
 from auditor import __version__
-from auditor.model import FileError, FileResult, Finding
+from auditor.model import Edit, FileError, FileResult, Finding, Fix
 
 CACHE_DIR_NAME = ".lockin_auditor_cache"
-FORMAT = 2
+FORMAT = 3
 MAGIC = b"LKAUDIT-CACHE\n"
 # marshal reads the results of a large tree ~8x faster than json (a warm run has under a second);
 # it is only ever given bytes whose digest matches, i.e. bytes this module wrote.
@@ -109,7 +109,9 @@ def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: 
 
 
 _TARGETS = 10  # in a finding row: an index into the cache's table of per-target effects
-_TEXTS = (4, 5, 6, 7, 8, 9, 11)  # rule, name, category, severity, message, suggestion, min_torch
+_TEXTS = (4, 5, 6, 7, 8, 9, 11, 13)  # rule, name, category, severity, message, suggestion, min_torch, context
+_FIX = 15  # in a finding row: None, or (applicability, message, min_torch, ((line, column, end_line, end_column, content), ...))
+_ROW_LENGTH = 16
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 _NOTHING = FileResult("")  # the cached result of the many files without findings or errors; never mutated
 
@@ -192,7 +194,8 @@ class Cache:
     def _row(self, finding: Finding) -> list:
         row = [finding.line, finding.column, finding.end_line, finding.end_column, finding.rule, finding.name,
                finding.category, finding.severity, finding.message, finding.suggestion,
-               self._target_slot(finding.targets), finding.min_torch, finding.snippet]
+               self._target_slot(finding.targets), finding.min_torch, finding.snippet, finding.context, finding.cell,
+               _fix_row(finding.fix)]
         texts = self._texts
         for index in _TEXTS:
             row[index] = texts.setdefault(row[index], row[index])
@@ -203,7 +206,7 @@ class Cache:
         # one call is ~4x faster than its __init__ (one object.__setattr__ per field).
         finding = object.__new__(Finding)
         finding.__dict__.update(zip(_FINDING_FIELDS, (path, *row[:_TARGETS], self.targets[row[_TARGETS]],
-                                                      *row[_TARGETS + 1:]), strict=True))
+                                                      *row[_TARGETS + 1:_FIX], _fix_from_row(row[_FIX])), strict=True))
         return finding
 
     def _result(self, display: str, entry: list) -> FileResult:
@@ -317,9 +320,23 @@ def _valid_entry(entry: object, targets: int) -> bool:
     return (isinstance(entry, list) and len(entry) == 7 and isinstance(entry[_SIZE], int)
             and isinstance(entry[_MTIME], int) and isinstance(entry[_DIGEST], str)
             and isinstance(entry[_FINDINGS], list) and isinstance(entry[_ERRORS], list)
-            and all(isinstance(row, list) and len(row) == 13 and isinstance(row[_TARGETS], int)
+            and all(isinstance(row, list) and len(row) == _ROW_LENGTH and isinstance(row[_TARGETS], int)
                     and 0 <= row[_TARGETS] < targets for row in entry[_FINDINGS])
             and all(isinstance(row, list) and len(row) == 2 for row in entry[_ERRORS]))
+
+
+def _fix_row(fix: Fix | None) -> tuple | None:
+    if fix is None:
+        return None
+    return (fix.applicability, fix.message, fix.min_torch,
+            tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))
+
+
+def _fix_from_row(row: tuple | list | None) -> Fix | None:
+    if row is None:
+        return None
+    applicability, message, min_torch, edits = row
+    return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch)
 
 
 def prepare_directory(directory: str) -> None:

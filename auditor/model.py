@@ -43,6 +43,45 @@ CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
 SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity)
 
 
+class Applicability(StrEnum):
+    """How far a fix may be trusted (ruff's classes)."""
+
+    SAFE = "safe"  # identical behaviour on every target: applied by --fix
+    UNSAFE = "unsafe"  # changes behaviour somewhere: applied only with --unsafe-fixes
+    DISPLAY = "display"  # shown, never applied
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text from (line, column) up to (end_line, end_column), exclusive, with
+    `content`. 1-based, in the same coordinates as the finding (a notebook cell's lines)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def to_dict(self) -> dict:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rewrite carried by a finding: plain text edits, so it survives the process pool and the
+    cache. `min_torch` is the PyTorch version the rewritten code needs."""
+
+    applicability: str  # an Applicability value
+    message: str
+    edits: tuple[Edit, ...]
+    min_torch: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"applicability": self.applicability, "message": self.message, "min_torch": self.min_torch,
+                "edits": [edit.to_dict() for edit in self.edits]}
+
+
 @dataclass(frozen=True)
 class Finding:
     """One place that ties the code to NVIDIA. Lines and columns are 1-based; end is exclusive."""
@@ -61,6 +100,10 @@ class Finding:
     targets: dict[str, str] = field(hash=False, compare=False)
     min_torch: str | None = None
     snippet: str = ""
+    # Where the tie stands (guarded, optional, backend-module, test, ...); None: the main path.
+    context: str | None = None
+    cell: int | None = None  # notebooks: the 1-based cell (among all cells) that line and column are in
+    fix: Fix | None = field(default=None, hash=False, compare=False)
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.rule, self.end_line, self.end_column, self.message)
@@ -81,6 +124,9 @@ class Finding:
             "min_torch": self.min_torch,
             "targets": dict(self.targets),
             "snippet": self.snippet,
+            "context": self.context,
+            "cell": self.cell,
+            "fix": self.fix.to_dict() if self.fix is not None else None,
         }
 
 

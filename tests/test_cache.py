@@ -278,3 +278,21 @@ def test_a_run_on_one_file_keeps_the_tree_for_the_next_whole_run(tmp_path, monke
     listed = _walks(monkeypatch)
     run(repo / "a.py")  # a pre-commit batch of one file
     assert run(repo).files_cached == 2 and listed == []
+
+
+def test_a_finding_round_trips_with_context_cell_and_fix(tmp_path):
+    """Every field of a finding, the fix's edits included, comes back from the cache as stored."""
+    from auditor.cache import open_cache
+    from auditor.model import Edit, FileResult, Finding, Fix
+    from auditor.textio import DEFAULT_MAX_BYTES
+
+    repo = make_repo(tmp_path, {"a.py": BAD})
+    cache = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)
+    fix = Fix("safe", "use torch.amp", (Edit(1, 1, 1, 5, "torch.amp"), Edit(2, 1, 3, 1, "")), "2.4")
+    finding = Finding("a.py", 1, 1, 1, 2, "LK209", "n", "cuda-api", "minor", "m", "s", {"cpu": "degrades"}, "2.4",
+                      "snip", context="guarded", cell=2, fix=fix)
+    cache.store(FileResult("a.py", findings=[finding], parsed=True), 10, 1, "digest-a")
+    cache.save()
+    again = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)
+    (loaded,) = again.lookup("a.py", 10, 1).findings
+    assert loaded.to_dict() == finding.to_dict() and loaded.fix == fix

@@ -18,7 +18,7 @@ CORE = "LK101,LK102,LK103,LK201"
 TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "costs", "summary", "findings", "errors",
             "warnings"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
-                "message", "suggestion", "min_torch", "targets", "snippet"}
+                "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
 SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "by_category",
                 "by_severity", "by_rule"}
 EFFECTS = {"works", "degrades", "raises"}
@@ -165,7 +165,7 @@ def test_warm_cache_changes_nothing_but_the_parse_count(repo, capsys):
 def test_finding_lines_are_exactly_what_json_dumps_gives():
     """render_json lays findings out with its own memoising encoder; it must equal the json module."""
     from auditor.engine import ScanOptions, scan
-    from auditor.model import Finding
+    from auditor.model import Edit, Finding, Fix
     from auditor.report.json_report import FindingLines
 
     findings = scan(["fixtures/demo-repo"], ScanOptions(cache=False, jobs=1)).findings
@@ -174,6 +174,9 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
     findings.append(Finding(odd, 7, 0, 12, 3, "LK101", odd, "device", "major", odd, odd,
                             {"z": odd, "a": "raises"}, odd, odd))
     findings.append(Finding("p.py", 1, 1, 1, 2, "LK101", "n", "device", "major", "m", "", {}, None, ""))
+    fix = Fix("unsafe", odd, (Edit(1, 2, 1, 9, odd), Edit(3, 1, 4, 1, "")), "2.7")
+    findings.append(Finding("n.ipynb", 2, 1, 2, 5, "LK102", "n", "device", "major", "m", "s", {}, "2.7", "x",
+                            context="guarded", cell=3, fix=fix))
     lines = FindingLines()
     for finding in findings + findings:  # the second pass is served from the memo
         expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))

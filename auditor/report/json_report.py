@@ -13,7 +13,7 @@ from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
 from auditor.score import Scores
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def summary(result: ScanResult) -> dict:
@@ -98,8 +98,12 @@ class FindingLines:
     def __call__(self, f: Finding) -> str:
         s = self.string
         since = "null" if f.min_torch is None else s(f.min_torch)
-        return (f'{{"category": {s(f.category)}, "column": {f.column:d}, "end_column": {f.end_column:d}, '
-                f'"end_line": {f.end_line:d}, "line": {f.line:d}, "message": {s(f.message)}, "min_torch": {since}, '
+        context = "null" if f.context is None else s(f.context)
+        cell = "null" if f.cell is None else f"{f.cell:d}"
+        fix = "null" if f.fix is None else self.encode_effects(f.fix.to_dict())
+        return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "context": {context}, '
+                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "line": {f.line:d}, '
+                f'"message": {s(f.message)}, "min_torch": {since}, '
                 f'"name": {s(f.name)}, "path": {s(f.path)}, "rule": {s(f.rule)}, "severity": {s(f.severity)}, '
                 f'"snippet": {encode_basestring(f.snippet)}, "suggestion": {s(f.suggestion)}, '
                 f'"targets": {self.targets(f.targets)}}}')
