@@ -31,7 +31,7 @@ from auditor import __version__
 from auditor.model import Edit, FileError, FileResult, Finding, Fix
 
 CACHE_DIR_NAME = ".lockin_auditor_cache"
-FORMAT = 3
+FORMAT = 4
 MAGIC = b"LKAUDIT-CACHE\n"
 # marshal reads the results of a large tree ~8x faster than json (a warm run has under a second);
 # it is only ever given bytes whose digest matches, i.e. bytes this module wrote.
@@ -43,8 +43,10 @@ CACHEDIR_TAG = (
 RACY_NS = 2_000_000_000  # entries of files modified this close to the scan are re-verified
 MAX_CACHE_FILES = 16  # settings variants kept side by side; the least recently used go first
 
-# Per-file entry: [size, mtime_ns, digest, trusted, parsed, findings, errors]
-_SIZE, _MTIME, _DIGEST, _TRUSTED, _PARSED, _FINDINGS, _ERRORS = range(7)
+# Per-file entry: [size, mtime_ns, digest, trusted, parsed, findings, errors, suppressed]
+# (suppressed: [how, finding row] for the findings a comment silenced)
+_SIZE, _MTIME, _DIGEST, _TRUSTED, _PARSED, _FINDINGS, _ERRORS, _SUPPRESSED = range(8)
+_ENTRY_LENGTH = 8
 
 
 def digest(data: bytes) -> str:
@@ -96,13 +98,16 @@ def _code_fingerprint() -> list:
     return stats
 
 
-def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: int) -> str:
-    """What the results depend on besides the files: a change to any of it starts a new cache."""
+def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: int,
+                 extra: dict | None = None) -> str:
+    """What the results depend on besides the files: a change to any of it starts a new cache.
+    `extra` is the rest of the settings the results depend on (Settings.cache_material: the
+    project's catalogue additions)."""
     from auditor.catalogue import catalogue_fingerprint
 
     material = json.dumps({
         "format": FORMAT, "version": __version__, "python": sys.version_info[:2],
-        "select": select, "ignore": ignore, "max_bytes": max_bytes,
+        "select": select, "ignore": ignore, "max_bytes": max_bytes, "settings": extra,
         "catalogue": catalogue_fingerprint(), "code": _code_fingerprint(),
     }, sort_keys=True)
     return hashlib.blake2b(material.encode(), digest_size=12).hexdigest()
@@ -123,7 +128,8 @@ class Cache:
     directory: str
     key: str
     project: str  # the project root
-    prefix: str  # the scanned root relative to the project root, "" or ending in "/"
+    prefix: str  # the display base (the folder paths are shown relative to) from the project root, "" or ending in "/"
+    base: str = ""  # the display base, absolute; paths leading out of it ("../x.py") are keyed from the project
     entries: dict[str, list] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     meta: dict = field(default_factory=dict)  # rule codes and registry warnings of the run that wrote it
@@ -142,39 +148,45 @@ class Cache:
         return os.path.join(self.directory, f"results-{self.key}.bin")
 
     def entry_key(self, display: str) -> str:
+        """A file's key: its path from the project root, however the run that met it was called."""
+        if self.prefix.startswith("..") or display.startswith(".."):
+            full = os.path.normpath(os.path.join(self.base or self.project, display))
+            return os.path.relpath(full, self.project).replace(os.sep, "/")
         return self.prefix + display
 
     def lookup(self, display: str, size: int, mtime_ns: int) -> FileResult | None:
         """The cached result when the stat says the file is unchanged and the entry is trusted."""
-        entry = self.entries.get(self.prefix + display)
+        entry = self.entries.get(self.entry_key(display))
         if entry is None or not entry[_TRUSTED] or entry[_SIZE] != size or entry[_MTIME] != mtime_ns:
             return None
         return self._result(display, entry)
 
     def lookup_content(self, display: str, size: int, mtime_ns: int, content_digest: str) -> FileResult | None:
         """The cached result when the bytes are the same though the stat changed; refreshes the entry."""
-        entry = self.entries.get(self.prefix + display)
+        key = self.entry_key(display)
+        entry = self.entries.get(key)
         if entry is None or entry[_SIZE] != size or entry[_DIGEST] != content_digest:
             return None
         trusted = self.settled(mtime_ns)
         if entry[_MTIME] != mtime_ns or entry[_TRUSTED] != trusted:
             entry[_MTIME], entry[_TRUSTED] = mtime_ns, trusted
-            self.stored.add(self.prefix + display)
+            self.stored.add(key)
             self.dirty = True
         return self._result(display, entry)
 
     def digest_for(self, display: str, size: int) -> str | None:
         """The cached digest when an entry of this size exists (hashing the file may save a parse)."""
-        entry = self.entries.get(self.prefix + display)
+        entry = self.entries.get(self.entry_key(display))
         return entry[_DIGEST] if entry is not None and entry[_SIZE] == size else None
 
     def store(self, result: FileResult, size: int, mtime_ns: int, content_digest: str) -> None:
         if any(error.kind == "internal" for error in result.errors):
             return  # a crash in a rule is not a property of the file; try again next time
-        key = self.prefix + result.path
+        key = self.entry_key(result.path)
         self.entries[key] = [
             size, mtime_ns, content_digest, self.settled(mtime_ns), result.parsed,
             [self._row(f) for f in result.findings], [[e.kind, e.message] for e in result.errors],
+            [[how, self._row(f)] for f, how in result.suppressed],
         ]
         self.stored.add(key)
         self.dirty = True
@@ -210,12 +222,13 @@ class Cache:
         return finding
 
     def _result(self, display: str, entry: list) -> FileResult:
-        if not entry[_FINDINGS] and not entry[_ERRORS]:
+        if not entry[_FINDINGS] and not entry[_ERRORS] and not entry[_SUPPRESSED]:
             return _NOTHING
         return FileResult(
             display, findings=[self._finding(display, row) for row in entry[_FINDINGS]],
             errors=[FileError(display, kind, message) for kind, message in entry[_ERRORS]],
-            parsed=entry[_PARSED])
+            parsed=entry[_PARSED],
+            suppressed=[(self._finding(display, row), how) for how, row in entry[_SUPPRESSED]])
 
     # -- disk --------------------------------------------------------------------------------------
     def load(self) -> None:
@@ -274,7 +287,12 @@ class Cache:
                 row = list(row)
                 row[_TARGETS] = self._target_slot(targets[row[_TARGETS]])
                 rows.append(row)
-            self.entries[key] = [*entry[:_FINDINGS], rows, entry[_ERRORS]]
+            silenced = []
+            for how, row in entry[_SUPPRESSED]:
+                row = list(row)
+                row[_TARGETS] = self._target_slot(targets[row[_TARGETS]])
+                silenced.append([how, row])
+            self.entries[key] = [*entry[:_FINDINGS], rows, entry[_ERRORS], silenced]
 
     def save(self, keep: set[str] | None = None) -> None:
         """Write atomically (temp file + rename); `keep` limits the entries to those paths."""
@@ -317,12 +335,19 @@ def _decode(raw: bytes) -> object:
 
 
 def _valid_entry(entry: object, targets: int) -> bool:
-    return (isinstance(entry, list) and len(entry) == 7 and isinstance(entry[_SIZE], int)
+    return (isinstance(entry, list) and len(entry) == _ENTRY_LENGTH and isinstance(entry[_SIZE], int)
             and isinstance(entry[_MTIME], int) and isinstance(entry[_DIGEST], str)
             and isinstance(entry[_FINDINGS], list) and isinstance(entry[_ERRORS], list)
-            and all(isinstance(row, list) and len(row) == _ROW_LENGTH and isinstance(row[_TARGETS], int)
-                    and 0 <= row[_TARGETS] < targets for row in entry[_FINDINGS])
-            and all(isinstance(row, list) and len(row) == 2 for row in entry[_ERRORS]))
+            and all(_valid_row(row, targets) for row in entry[_FINDINGS])
+            and all(isinstance(row, list) and len(row) == 2 for row in entry[_ERRORS])
+            and isinstance(entry[_SUPPRESSED], list)
+            and all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                    and _valid_row(item[1], targets) for item in entry[_SUPPRESSED]))
+
+
+def _valid_row(row: object, targets: int) -> bool:
+    return (isinstance(row, list) and len(row) == _ROW_LENGTH and isinstance(row[_TARGETS], int)
+            and 0 <= row[_TARGETS] < targets)
 
 
 def _fix_row(fix: Fix | None) -> tuple | None:
@@ -367,12 +392,14 @@ def _prune(directory: str) -> None:
 
 
 def open_cache(scan_root: str, cache_dir: str | None, select: list[str] | None, ignore: list[str] | None,
-               max_bytes: int) -> Cache:
-    """The cache for this scan, loaded from disk (empty when missing or unusable)."""
+               max_bytes: int, display_base: str | None = None, extra: dict | None = None) -> Cache:
+    """The cache for this scan, loaded from disk (empty when missing or unusable). Paths are
+    displayed relative to `display_base` (default: the scanned root)."""
     project = project_root(scan_root)
     directory = os.path.abspath(cache_dir) if cache_dir else os.path.join(project, CACHE_DIR_NAME)
-    relative = os.path.relpath(os.path.abspath(scan_root), project).replace(os.sep, "/")
+    base = os.path.abspath(display_base or scan_root)
+    relative = os.path.relpath(base, project).replace(os.sep, "/")
     prefix = "" if relative == "." else relative + "/"
-    cache = Cache(directory, settings_key(select, ignore, max_bytes), project, prefix)
+    cache = Cache(directory, settings_key(select, ignore, max_bytes, extra), project, prefix, base)
     cache.load()
     return cache

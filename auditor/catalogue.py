@@ -39,6 +39,8 @@ class Catalogue:
     raw: dict[str, Any] = field(default_factory=dict)  # every file's table, by file stem
     # A project module named after a GPU library wraps it (`vllm.utils.flashinfer`): component -> library.
     wrapped: dict[str, str] = field(default_factory=dict)
+    # Wrapper modules the project's configuration declares portable: nothing reached through them counts.
+    portable: tuple[str, ...] = ()
 
     def table(self, stem: str) -> dict[str, Any]:
         """The parsed TOML of `rules/<stem>.toml` (empty when missing)."""
@@ -47,6 +49,8 @@ class Catalogue:
     def lookup_api(self, qualified: str) -> ApiEntry | None:
         """Longest match for a qualified name: exact first, then enclosing namespaces, then a
         wrapper module named after a GPU library (`vllm.utils.flashinfer.mm` counts as flashinfer)."""
+        if self.portable and any(qualified == p or qualified.startswith(p + ".") for p in self.portable):
+            return None
         entry = self.apis.get(qualified)
         if entry is not None:
             return entry
@@ -108,6 +112,34 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
             )
             (prefixes if is_prefix else apis)[entry.name] = entry
     return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw, wrapped=wrapped)
+
+
+def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portable: tuple[str, ...] = ()) -> Catalogue:
+    """`base` plus a project's own entries (auditor.config PackageEntry / ModuleEntry): in-house
+    GPU-only packages come first in the package table, in-house GPU-only modules are namespaces
+    of their rule, portable wrapper modules are never reported."""
+    key = (id(base), packages, modules, portable)
+    cached = _EXTENDED.get(key)
+    if cached is not None and cached[0] is base:
+        return cached[1]
+    raw = dict(base.raw)
+    if packages:
+        from auditor.readers import normalize
+
+        table = dict(raw.get("packages", {}))
+        rows = [{"rule": p.rule, "names": [normalize(p.name)], "what": p.what, "action": p.action, "targets": {}}
+                for p in packages]
+        table["package"] = rows + list(table.get("package", []))
+        raw["packages"] = table
+    if modules:
+        raw["__project__"] = {"api": [{"name": m.name + ".*", "rule": m.rule, "replacement": m.replacement}
+                                      for m in modules]}
+    result = replace(build_catalogue(raw), portable=tuple(portable))
+    _EXTENDED[key] = (base, result)
+    return result
+
+
+_EXTENDED: dict[tuple, tuple[Catalogue, Catalogue]] = {}
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
@@ -23,13 +23,10 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 import typer
 
 from auditor import TOOL_NAME, __version__
+from auditor.report import REPORTERS
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
-    from rich.console import Console
-
-    from auditor.engine import ScanResult
-    from auditor.model import Severity
-    from auditor.score import Scores
+    from auditor.config import Settings
 
 COMMANDS = ("scan", "rules", "explain")
 GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
@@ -45,9 +42,13 @@ class UsageProblem(Exception):
     """A problem with what the user asked for: exit 2 with this one line."""
 
 
-class OutputFormat(StrEnum):
+class ListFormat(StrEnum):
     text = "text"
     json = "json"
+
+
+# The report formats come from the reporter registry (auditor/report/__init__.py).
+OutputFormat = StrEnum("OutputFormat", {name: name for name in REPORTERS})  # type: ignore[misc]
 
 
 class Color(StrEnum):
@@ -76,62 +77,129 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+# Help panels: options grouped the way ruff groups them, so a new option has an obvious home.
+RULES, FILES, GATES, BASELINES, OUTPUT, CONFIG, RUNNING = (
+    "Rule selection", "File selection", "Gates", "Baselines and changed lines", "Output", "Configuration", "Running")
+
+
 @app.command()
 def scan(
     paths: Annotated[list[Path] | None, typer.Argument(
         help="Directories or files to scan (default: the current directory).", show_default=False)] = None,
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Report format.")] = OutputFormat.text,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to FILE instead of stdout.")] = None,
-    fail_under: Annotated[float | None, typer.Option(
-        "--fail-under", min=0, max=100, help="Exit 1 when a chosen score (see --target) is below N.")] = None,
-    target: Annotated[list[str] | None, typer.Option(
-        "--target", "-t", help="Score(s) the --fail-under gate checks: overall (default), rocm, tpu, trainium, mps, xpu, cpu.")] = None,
-    fail_on: Annotated[str | None, typer.Option(
-        "--fail-on", help="Exit 1 when a finding of this severity or worse exists: blocker, major, minor, info.")] = None,
+    # -- rule selection
     select: Annotated[list[str] | None, typer.Option(
-        "--select", help="Only these rules: codes, prefixes (LK2), names, or ALL; comma-separated.")] = None,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules (same forms as --select).")] = None,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Skip files and folders matching this glob.")] = None,
-    respect_gitignore: Annotated[bool, typer.Option(
-        "--respect-gitignore/--no-respect-gitignore", help="Skip what .gitignore files ignore.")] = True,
-    max_file_size: Annotated[float, typer.Option("--max-file-size", min=0.001, help="Skip files larger than this many MB.")] = 10.0,
-    color: Annotated[Color, typer.Option("--color", help="Colour in the text report.")] = Color.auto,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Text report: only the summary and the scores.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0: every core available).")] = 0,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the results cache.")] = False,
+        "--select", help="Only these rules: codes, prefixes (LK2), names, or ALL; comma-separated.",
+        rich_help_panel=RULES)] = None,
+    extend_select: Annotated[list[str] | None, typer.Option(
+        "--extend-select", help="Rules to add to the selection.", rich_help_panel=RULES)] = None,
+    ignore: Annotated[list[str] | None, typer.Option(
+        "--ignore", help="Skip these rules (same forms as --select).", rich_help_panel=RULES)] = None,
+    # -- file selection
+    exclude: Annotated[list[str] | None, typer.Option(
+        "--exclude", help="Skip files and folders matching this glob (replaces the configuration's `exclude`).",
+        rich_help_panel=FILES)] = None,
+    extend_exclude: Annotated[list[str] | None, typer.Option(
+        "--extend-exclude", help="More globs to skip.", rich_help_panel=FILES)] = None,
+    force_exclude: Annotated[bool | None, typer.Option(
+        "--force-exclude/--no-force-exclude", help="Apply the excludes and .gitignore to files named explicitly "
+        "too (what pre-commit needs).", show_default=False, rich_help_panel=FILES)] = None,
+    respect_gitignore: Annotated[bool | None, typer.Option(
+        "--respect-gitignore/--no-respect-gitignore", help="Skip what .gitignore files ignore [default: respect].",
+        show_default=False, rich_help_panel=FILES)] = None,
+    max_file_size: Annotated[float, typer.Option(
+        "--max-file-size", min=0.001, help="Skip files larger than this many MB.", rich_help_panel=FILES)] = 10.0,
+    # -- gates
+    fail_under: Annotated[float | None, typer.Option(
+        "--fail-under", min=0, max=100, help="Exit 1 when a chosen score (see --target) is below N.",
+        rich_help_panel=GATES)] = None,
+    target: Annotated[list[str] | None, typer.Option(
+        "--target", "-t", help="Score(s) the --fail-under gate checks: overall (default), rocm, tpu, trainium, "
+        "mps, xpu, cpu.", rich_help_panel=GATES)] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        "--fail-on", help="Exit 1 when a reported finding of this severity or worse exists: blocker, major, minor, "
+        "info (pre-commit runs on files: minor unless configured).", rich_help_panel=GATES)] = None,
+    fail_on_regression: Annotated[bool | None, typer.Option(
+        "--fail-on-regression", help="Exit 1 when a score is lower than the baseline's.", show_default=False,
+        rich_help_panel=GATES)] = None,
+    exit_zero: Annotated[bool, typer.Option(
+        "--exit-zero", help="Exit 0 even when a gate fails (errors still exit 2).", rich_help_panel=GATES)] = False,
+    # -- baselines and changed lines
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", help="Report and gate only findings this baseline file does not hold.",
+        rich_help_panel=BASELINES)] = None,
+    no_baseline: Annotated[bool, typer.Option(
+        "--no-baseline", help="Ignore the baseline the configuration names.", rich_help_panel=BASELINES)] = False,
+    write_baseline: Annotated[Path | None, typer.Option(
+        "--write-baseline", help="Record every current finding (and unreadable file) in FILE.",
+        rich_help_panel=BASELINES)] = None,
+    diff_base: Annotated[str | None, typer.Option(
+        "--diff-base", help="Report and gate only findings on lines changed since this git ref (staged, "
+        "unstaged and untracked changes included).", rich_help_panel=BASELINES)] = None,
+    add_noqa: Annotated[bool, typer.Option(
+        "--add-noqa", help="Write a suppression comment on the line of every current finding, then exit.",
+        rich_help_panel=BASELINES)] = False,
+    # -- output
+    output_format: Annotated[OutputFormat | None, typer.Option(
+        "--format", "--output-format", "-f", help="Report format [default: text; concise under pre-commit and in "
+        "CI when stdout is not a terminal].", show_default=False, rich_help_panel=OUTPUT)] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write the report to FILE instead of stdout.", rich_help_panel=OUTPUT)] = None,
+    color: Annotated[Color, typer.Option("--color", help="Colour in the text report.", rich_help_panel=OUTPUT)] = Color.auto,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Text report: only the summary and the scores.", rich_help_panel=OUTPUT)] = False,
+    statistics: Annotated[bool, typer.Option(
+        "--statistics", help="Print a count per rule instead of the findings.", rich_help_panel=OUTPUT)] = False,
+    show_suppressed: Annotated[bool | None, typer.Option(
+        "--show-suppressed", help="Also list findings that comments, per-file-ignores or the baseline silence.",
+        show_default=False, rich_help_panel=OUTPUT)] = None,
+    # -- configuration
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="Read this configuration file (lockin-auditor.toml or a pyproject.toml) instead of "
+        "looking for one.", rich_help_panel=CONFIG)] = None,
+    isolated: Annotated[bool, typer.Option(
+        "--isolated", help="Read no configuration file.", rich_help_panel=CONFIG)] = False,
+    # -- running
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=0, help="Worker processes (0: every core available).", rich_help_panel=RUNNING)] = 0,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write the results cache.", rich_help_panel=RUNNING)] = False,
     cache_dir: Annotated[Path | None, typer.Option(
         "--cache-dir", help="Where the results cache lives (default: .lockin_auditor_cache/ at the project root).",
-        show_default=False)] = None,
+        show_default=False, rich_help_panel=RUNNING)] = None,
 ) -> int:
     """Scan PATHS for NVIDIA lock-in and report findings and portability scores."""
-    from auditor.engine import ScanOptions
-    from auditor.engine import scan as run_scan
-    from auditor.registry import RuleSelectionError
-    from auditor.score import compute_scores
+    from auditor.config import anchor, load_settings
+    from auditor.engine import resolve_root
+    from auditor.run import Request, execute
 
     given = _existing_paths(paths)
-    targets = _targets(target)
-    failing_severity = _severity(fail_on)
-    if output is not None and not output.parent.is_dir():
-        raise UsageProblem(f"cannot write {output}: folder {output.parent} does not exist; choose a writable --output path")
-    options = ScanOptions(select=_split(select), ignore=_split(ignore), respect_gitignore=respect_gitignore,
-                          excludes=tuple(_split(exclude) or ()), max_bytes=int(max_file_size * 1024 * 1024),
-                          jobs=jobs or None, cache=not no_cache, cache_dir=str(cache_dir) if cache_dir else None,
-                          progress=_show_progress(output_format))
-    try:
-        result = run_scan(given, options)
-    except RuleSelectionError as exc:
-        raise UsageProblem(str(exc)) from None
-    scores = compute_scores(result.findings)
-    _warn(result.warnings)
-    outcome = _gate(result, scores, fail_under, targets, failing_severity)
-    try:
-        _write_report(result, scores, output_format, output, color, quiet)
-    except BrokenPipeError:  # `audit . | head`: the reader has what it wanted; keep the gate's code
-        _silence_stdout()
-    for message in outcome.messages:
-        print(f"audit: {message}", file=sys.stderr)
-    return outcome.code
+    overrides: dict[str, object] = {
+        "max_bytes": int(max_file_size * 1024 * 1024), "jobs": jobs or None, "cache": not no_cache,
+        "cache_dir": str(cache_dir) if cache_dir else None, "quiet": quiet, "statistics": statistics,
+        "exit_zero": exit_zero,
+    }
+    cwd = os.getcwd()
+    optional = {
+        "select": _split(select), "extend_select": _split(extend_select), "ignore": _split(ignore),
+        "force_exclude": force_exclude, "respect_gitignore": respect_gitignore,
+        "fail_on": _severity(fail_on), "fail_on_regression": fail_on_regression,
+        "show_suppressed": show_suppressed, "diff_base": diff_base,
+        "output_format": output_format.value if output_format is not None else None,
+        "targets": tuple(_targets(target)) if target else None,
+        "fail_under_number": fail_under,
+        "baseline": os.path.abspath(baseline) if baseline is not None else None,
+    }
+    overrides.update({key: value for key, value in optional.items() if value is not None})
+    if exclude is not None:
+        overrides["excludes"] = tuple(anchor(p, cwd) for p in _split(exclude) or ())
+    settings = load_settings(resolve_root(given), overrides, str(config) if config else None, isolated)
+    if extend_exclude:
+        settings = replace(settings, excludes=(*settings.excludes, *(anchor(p, cwd) for p in _split(extend_exclude) or ())))
+    if no_baseline:
+        settings = replace(settings, baseline=None)
+    settings = replace(settings, progress=_show_progress(settings))
+    return execute(given, settings, Request(output=output, color=color.value, write_baseline=write_baseline,
+                                            add_noqa=add_noqa))
 
 
 def _existing_paths(paths: list[Path] | None) -> list[str]:
@@ -143,29 +211,30 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
 
 
 def _targets(values: list[str] | None) -> list[str]:
-    from auditor.model import TARGETS
+    from auditor.config import GATE_TARGETS, nearest
 
     targets = [name.lower() for name in _split(values) or ["overall"]]
     for name in targets:
-        if name not in ("overall", *TARGETS):
-            raise UsageProblem(f"unknown --target {name!r}; choose from overall, {', '.join(TARGETS)}")
+        if name not in GATE_TARGETS:
+            raise UsageProblem(f"unknown --target {name!r}{nearest(name, GATE_TARGETS)}; choose from "
+                               f"{', '.join(GATE_TARGETS)}")
     return targets
 
 
-def _severity(value: str | None) -> Severity | None:
-    from auditor.model import Severity
+def _severity(value: str | None) -> str | None:
+    from auditor.config import ConfigError, severity_name
 
     if value is None:
         return None
     try:
-        return Severity(value.lower())
-    except ValueError:
-        raise UsageProblem(f"unknown --fail-on {value!r}; choose from blocker, major, minor, info") from None
+        return severity_name(value, "--fail-on")
+    except ConfigError as exc:
+        raise UsageProblem(str(exc)) from None
 
 
-def _show_progress(output_format: OutputFormat) -> bool:
+def _show_progress(settings: Settings) -> bool:
     """A progress bar only where a person watches: stderr is a terminal, not CI, not pre-commit."""
-    if output_format is not OutputFormat.text or not sys.stderr.isatty():
+    if settings.output_format not in (None, "text") or not sys.stderr.isatty():
         return False
     return not any(os.environ.get(name, "").lower() not in ("", "0", "false") for name in ("CI", "PRE_COMMIT"))
 
@@ -175,7 +244,7 @@ def _warn(warnings: Iterable[str]) -> None:
         print(f"audit: warning: {warning}", file=sys.stderr)
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -184,72 +253,12 @@ def _silence_stdout() -> None:
         pass
 
 
-def _raise_broken_pipe() -> None:
-    # rich's default turns a closed pipe into SystemExit(1), which would read as a failed gate.
-    raise BrokenPipeError
-
-
-def _console(stream: TextIO, color: Color, to_file: bool) -> Console:
-    """The text report's console; see the module docstring for how colour is chosen."""
-    from auditor.report.text import make_console
-
-    choice = "never" if to_file and color is not Color.always else color.value
-    console = make_console(stream, choice)
-    console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
-    return console
-
-
-def _write_report(result: ScanResult, scores: Scores, output_format: OutputFormat, output: Path | None, color: Color,
-                  quiet: bool) -> None:
-    stream = None
-    try:
-        stream = open(output, "w", encoding="utf-8") if output is not None else sys.stdout
-    except OSError as exc:
-        raise UsageProblem(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
-    try:
-        if output_format is OutputFormat.json:  # machine output never imports rich
-            from auditor.report.json_report import render_json
-
-            stream.write(render_json(result, scores))
-        else:
-            from auditor.report.text import render_text
-
-            render_text(result, scores, _console(stream, color, to_file=output is not None), quiet)
-    finally:
-        if output is not None:
-            stream.close()
-
-
-@dataclass
-class GateOutcome:
-    code: int  # 0 passed, 1 failed
-    messages: list[str]  # why it failed, one line each
-
-
-def _gate(result: ScanResult, scores: Scores, fail_under: float | None, targets: list[str],
-          failing: Severity | None) -> GateOutcome:
-    messages = []
-    if fail_under is not None:
-        for name in targets:
-            value = scores.overall if name == "overall" else scores.targets[name]
-            if value < fail_under:
-                messages.append(f"{name} score {value:.1f} is below --fail-under {fail_under:g}")
-    if failing is not None:
-        worst = [f for f in result.findings if f.severity and _rank(f.severity) >= failing.rank]
-        if worst:
-            messages.append(f"{len(worst)} finding(s) at or above {failing.value} (--fail-on)")
-    return GateOutcome(1 if messages else 0, messages)
-
-
-def _rank(severity: str) -> int:
-    from auditor.model import Severity
-
-    return Severity(severity).rank
+_silence_stdout = silence_stdout
 
 
 @app.command("rules")
 def list_rules(
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="List format.")] = OutputFormat.text,
+    output_format: Annotated[ListFormat, typer.Option("--format", "-f", help="List format.")] = ListFormat.text,
 ) -> int:
     """List every rule: code, name, category, severity and summary."""
     from auditor.registry import registry_warnings
@@ -286,11 +295,13 @@ def route(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from typer.exceptions import TyperException
 
+    from auditor.config import ConfigError
+
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
         outcome = command.main(args=args, prog_name="audit", standalone_mode=False)
-    except UsageProblem as exc:
+    except (UsageProblem, ConfigError) as exc:
         print(f"audit: error: {exc}", file=sys.stderr)
         return 2
     except TyperException as exc:
@@ -303,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         print("audit: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return 0
     except Exception as exc:  # no traceback ever reaches the user
         print(f"audit: internal error: {type(exc).__name__}: {exc} (please report it; rerun with "

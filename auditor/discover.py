@@ -50,6 +50,8 @@ class SourceFile:
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # Paths named explicitly that are not read, with why ("not a regular file", "excluded", ...).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
     # What the walk depended on, when it can be reused (see `tree_unchanged`): [path, size, mtime_ns]
     # of every folder listed (an entry added, removed or renamed changes its mtime), every ignore
     # file read and the folders above the top up to the repository root. None: not reusable.
@@ -230,24 +232,29 @@ def _stamp(stamps: list[list], path: str, directory: bool = False) -> None:
 
 
 class _Excludes:
-    """--exclude globs: a glob without a slash matches a name, one with a slash the display path."""
+    """Exclude globs: one without a slash matches a file or folder name; an absolute one (config and
+    CLI patterns are anchored by auditor.config.anchor) the absolute path; any other the display path."""
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.names = tuple(p for p in patterns if "/" not in p.strip("/"))
-        self.paths = tuple(p.strip("/") for p in patterns if "/" in p.strip("/"))
+        self.absolute = tuple(p.rstrip("/") for p in patterns if "/" in p.strip("/") and os.path.isabs(p))
+        self.paths = tuple(p.strip("/") for p in patterns if "/" in p.strip("/") and not os.path.isabs(p))
 
     def __bool__(self) -> bool:
-        return bool(self.names or self.paths)
+        return bool(self.names or self.paths or self.absolute)
 
-    def match(self, name: str, display: str) -> bool:
+    def match(self, name: str, display: str, path: str = "") -> bool:
         return (any(fnmatch.fnmatchcase(name, p) for p in self.names)
-                or any(fnmatch.fnmatchcase(display, p) for p in self.paths))
+                or any(fnmatch.fnmatchcase(display, p) for p in self.paths)
+                or (bool(path) and any(fnmatch.fnmatchcase(path, p) for p in self.absolute)))
 
 
 def discover(paths: list[str], root: str, respect_gitignore: bool = True,
-             excludes: tuple[str, ...] = (), stamp: bool = False) -> Discovery:
-    """Files under `paths` (files or directories), sorted by display path. With `stamp`, a walk
-    of directories also records what it depended on (`Discovery.stamps`)."""
+             excludes: tuple[str, ...] = (), stamp: bool = False, force_exclude: bool = False) -> Discovery:
+    """Files under `paths` (files or directories), sorted by display path (relative to `root`).
+    With `stamp`, a walk of directories also records what it depended on (`Discovery.stamps`).
+    Files named explicitly are read whatever their name says, unless `force_exclude` applies the
+    excludes and .gitignore to them too (pre-commit names every file it hands over)."""
     found = Discovery()
     seen: set[str] = set()
     stamps: list[list] | None = [] if stamp else None
@@ -258,6 +265,7 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
             found.files.append(SourceFile(path, display, kind))
 
     root = os.path.abspath(root)
+    explicit = _ExplicitFiles(tuple(excludes), respect_gitignore) if force_exclude else None
     for given in paths:
         if os.path.isdir(given):
             walk = _Walk(root, found, add, respect_gitignore, _Excludes(tuple(excludes)), stamps)
@@ -265,13 +273,85 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
             stamps = walk.stamps if walk.reusable else None
         else:
             stamps = None  # explicit files are cheap to find again
-            kind = file_kind(given, explicit=True)
-            if kind is not None:
-                add(given, display_path(given, root), kind)
+            reason = explicit.excluded(given) if explicit is not None else None
+            kind = None if reason else explicit_kind(given)
+            if kind is None:
+                found.skipped.append((given, reason or _why_not_read(given)))
+                continue
+            add(given, display_path(given, root), kind)
     found.files.sort(key=lambda f: f.display)
     found.errors = sorted(set(found.errors))
     found.stamps = stamps if not found.errors else None
     return found
+
+
+def explicit_kind(path: str) -> str | None:
+    """The kind of a file named on the command line: by its name, else a Python script by its
+    shebang (`#!/usr/bin/env python3` and no extension). Never opens anything but a regular file
+    (a FIFO such as /dev/stdin would block)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:
+        return file_kind(path, explicit=True)  # reading it will report what is wrong
+    kind = file_kind(path, explicit=True)
+    if kind is not None or "." in os.path.basename(path):
+        return kind
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return None
+    return "python" if first.startswith(b"#!") and b"python" in first else None
+
+
+def _why_not_read(path: str) -> str:
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "not a regular file"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    return "not a kind of file audit reads (Python, requirements, pyproject.toml, setup.cfg, CUDA)"
+
+
+class _ExplicitFiles:
+    """--force-exclude: a file named explicitly is left out when the walk would leave it out: a
+    folder above it (up to the repository root) is a skipped or excluded one, the file matches an
+    exclude, or .gitignore ignores it."""
+
+    def __init__(self, excludes: tuple[str, ...], respect_gitignore: bool) -> None:
+        self.excludes = _Excludes(excludes)
+        self.respect_gitignore = respect_gitignore
+        self.ignores: dict[str, _GitIgnore] = {}  # per folder: the .gitignore files that apply in it
+
+    def excluded(self, given: str) -> str | None:
+        path = os.path.abspath(given)
+        folder = os.path.dirname(path)
+        stop = _repository_root(folder) or os.getcwd()
+        if not (folder + os.sep).startswith(os.path.join(stop, "")):
+            stop = folder
+        here = folder
+        while here != stop and len(here) > len(stop):
+            name = os.path.basename(here)
+            if name in SKIPPED_DIRS or name.endswith(".egg-info"):
+                return f"inside {name}/, which is never scanned"
+            if self.excludes and self.excludes.match(name, "", here):
+                return "excluded (--force-exclude)"
+            here = os.path.dirname(here)
+        if self.excludes and self.excludes.match(os.path.basename(path), "", path):
+            return "excluded (--force-exclude)"
+        if self.respect_gitignore and self._gitignore(folder).ignored(path, False):
+            return "ignored by .gitignore (--force-exclude)"
+        return None
+
+    def _gitignore(self, folder: str) -> _GitIgnore:
+        ignore = self.ignores.get(folder)
+        if ignore is None:
+            ignore = self.ignores[folder] = _GitIgnore()
+            _load_parents(ignore, folder)
+            if os.path.isfile(os.path.join(folder, ".gitignore")):
+                ignore.load(folder)
+        return ignore
 
 
 class _Walk:
@@ -347,7 +427,7 @@ class _Walk:
         return subdirs
 
     def skipped(self, path: str, name: str, display: str, is_dir: bool) -> bool:
-        if self.excludes and self.excludes.match(name, display):
+        if self.excludes and self.excludes.match(name, display, path):
             return True
         return self.ignore is not None and bool(self.ignore.layers) and self.ignore.ignored(path, is_dir)
 

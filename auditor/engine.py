@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from auditor.config import ConfigError, Settings, nearest
 from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
 from auditor.model import FileError, FileResult, Finding
-from auditor.suppress import without_suppressed
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
@@ -24,25 +25,21 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
     from auditor.progress import Progress
 
 
-@dataclass
-class ScanOptions:
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    respect_gitignore: bool = True
-    excludes: tuple[str, ...] = ()
-    max_bytes: int = DEFAULT_MAX_BYTES
-    jobs: int | None = None  # worker processes; None or 0: every core available
-    cache: bool = True
-    cache_dir: str | None = None  # default: .lockin_auditor_cache/ at the project root
-    progress: bool = False  # a progress bar on stderr for long scans
+ScanOptions = Settings  # the name callers used before the settings had a module of their own
+UNUSED_SUPPRESSION = "LK001"  # the rule that reports suppressions silencing nothing
 
 
 @dataclass
 class ScanResult:
-    root: str
+    root: str  # the folder reported paths are relative to: the working directory
     files: list[SourceFile] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # Findings a comment or per-file-ignores silenced, with how: inline, file, per-file-ignores.
+    suppressed: list[tuple[Finding, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # paths named but not read, and why
+    scan_root: str = ""  # the folder scanned (the common folder of the paths given)
+    settings: Settings = field(default_factory=Settings, repr=False)
     files_parsed: int = 0  # parsed in this run (files served from the cache are not counted)
     files_cached: int = 0  # results reused from the cache
     warnings: list[str] = field(default_factory=list)
@@ -63,13 +60,15 @@ class ScanResult:
 class Runtime:
     """Everything a process needs to check files with one rule selection; built once per process."""
 
-    def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES,
+                 settings: Settings | None = None) -> None:
         from auditor.registry import build_prefilter
         from auditor.walker import Walker
 
         self.rules = rules
         self.catalogue = catalogue
         self.max_bytes = max_bytes
+        self.settings = settings
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
         self.walker = Walker(self.python_rules, catalogue)
         self.prefilter = build_prefilter(self.python_rules, catalogue)
@@ -77,6 +76,9 @@ class Runtime:
         for rule in rules:
             for kind in rule.file_kinds:
                 self.by_kind.setdefault(kind, []).append(rule)
+        self.unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
+        self.selected_codes = {r.code for r in rules}
+        self._known: dict[str, str] | None = None
 
     def may_match(self, data: bytes) -> bool:
         """The prefilter: can this Python file hold a finding at all?"""
@@ -84,7 +86,7 @@ class Runtime:
 
     def needs_check(self, source: SourceFile, data: bytes) -> bool:
         """False when the prefilter proves the file holds nothing (its result is empty)."""
-        return needs_check(source, data, self.may_match)
+        return needs_check(source, data, self.may_match, self.unused_rule is not None)
 
     def check_with_digest(self, source: SourceFile, hashing: bool,
                           expected: str | None = None) -> tuple[FileResult | None, str | None]:
@@ -110,13 +112,20 @@ class Runtime:
                 source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
 
     def _check(self, source: SourceFile, data: bytes) -> FileResult:
-        if not self.needs_check(source, data):
+        # A Python file the prefilter rules out holds no finding; it is only read when it may hold
+        # suppression comments, which then silence nothing.
+        holds_nothing = source.kind == "python" and not self.may_match(data)
+        if holds_nothing and not (self.unused_rule is not None and may_hold_directive(data)):
             return FileResult(source.display)
         try:
             text = decode_python(data) if source.kind in ("python", "setup-py") else decode_text(data)
         except SourceError as exc:
+            if holds_nothing:
+                return FileResult(source.display)
             return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
-        if source.kind in ("python", "setup-py"):
+        if holds_nothing:
+            result = FileResult(source.display)
+        elif source.kind in ("python", "setup-py"):
             result = self._check_python(source, text)
         else:
             from auditor.context import FileContext
@@ -126,8 +135,54 @@ class Runtime:
             self._run_file_rules(source.kind, ctx)
             result = FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key),
                                 errors=ctx.errors, parsed=True)
-        result.findings = without_suppressed(result.findings, text)
+        self._suppress(source, text, result)
         return result
+
+    def _suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
+        """Apply the file's suppression comments; report those that silence nothing (LK001)."""
+        from auditor import suppress
+
+        python = source.kind in ("python", "setup-py")
+        directives = suppress.find_directives(text, suppress.comment_prefix(source.kind), python)
+        if not directives:
+            return
+        applied = suppress.apply(result.findings, directives)
+        result.findings, result.suppressed = applied.kept, applied.suppressed
+        if self.unused_rule is None:
+            return
+        from auditor.context import FileContext
+        from auditor.model import Edit, Fix
+
+        ctx = FileContext(source.display, text, self.catalogue, source.kind)
+        for problem in suppress.problems(directives, ctx.lines, self._known_code, self.selected_codes.__contains__,
+                                         self._suggest):
+            column, end_column, replacement = problem.removal
+            fix = Fix("safe", "Remove the unused suppression",
+                      (Edit(problem.line, column, problem.line, end_column, replacement),))
+            finding = ctx.make_finding(self.unused_rule, problem.line, problem.column, problem.line,
+                                       problem.end_column, {"problem": problem.message})
+            ctx.findings.append(replace(finding, fix=fix))
+        if ctx.findings:
+            # Only a directive that names LK001 silences these: an unused catch-all would hide itself.
+            naming = [d for d in directives if d.items is not None]
+            again = suppress.apply(ctx.findings, naming)
+            result.findings = sorted([*result.findings, *again.kept], key=Finding.sort_key)
+            result.suppressed.extend(again.suppressed)
+
+    def _known_code(self, item: str) -> str | None:
+        if self._known is None:
+            from auditor.registry import all_rules
+
+            self._known = {}
+            for rule in all_rules():
+                self._known[rule.code.lower()] = rule.code
+                self._known[rule.name] = rule.code
+        return self._known.get(item.lower())
+
+    def _suggest(self, item: str) -> str:
+        from auditor.registry import all_rules
+
+        return nearest(item, [r.code for r in all_rules()] + [r.name for r in all_rules()])
 
     def _check_python(self, source: SourceFile, text: str) -> FileResult:
         from auditor.python_scan import scan_python
@@ -143,9 +198,19 @@ class Runtime:
             rule.check_file(ctx)
 
 
-def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool]) -> bool:
-    """Only Python files are prefiltered; every other kind is always read by its rules."""
-    return source.kind != "python" or may_match(data)
+_DIRECTIVE_BYTES = re.compile(rb"noqa:[^\n]*\bLK\d")
+
+
+def may_hold_directive(data: bytes) -> bool:
+    """Whether a file may hold one of our suppression comments (fast byte tests first)."""
+    return b"lockin" in data or (b"noqa" in data and _DIRECTIVE_BYTES.search(data) is not None)
+
+
+def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool],
+                directives: bool = False) -> bool:
+    """Only Python files are prefiltered; every other kind is always read by its rules. With
+    `directives` (the unused-suppression rule runs), a file with suppression comments is read too."""
+    return source.kind != "python" or may_match(data) or (directives and may_hold_directive(data))
 
 
 def read_bytes(source: SourceFile, max_bytes: int) -> tuple[bytes, FileError | None]:
@@ -162,8 +227,9 @@ def read_bytes(source: SourceFile, max_bytes: int) -> tuple[bytes, FileError | N
 
 
 def resolve_root(paths: list[str]) -> str:
-    """Reported paths are relative to this: the one directory given, else the working directory
-    when every path is inside it, else the paths' common parent."""
+    """The folder a scan is about (its cache and configuration are found from it): the one
+    directory given, else the working directory when every path is inside it, else the paths'
+    common parent."""
     absolute = [os.path.abspath(p) for p in paths]
     if len(absolute) == 1 and os.path.isdir(absolute[0]):
         return absolute[0]
@@ -174,35 +240,123 @@ def resolve_root(paths: list[str]) -> str:
     return common if os.path.isdir(common) else os.path.dirname(common)
 
 
-def scan(paths: list[str], options: ScanOptions | None = None) -> ScanResult:
+def scan(paths: list[str], options: Settings | None = None, base: str | None = None) -> ScanResult:
     """Discover, then reuse cached results, prefilter and check the rest (over processes when
-    it pays); findings and errors come back sorted, the same however the work was split."""
-    options = options or ScanOptions()
-    root = resolve_root(paths)
+    it pays); findings and errors come back sorted, the same however the work was split.
+    Reported paths are relative to `base`: the CLI passes the working directory (ruff's way); the
+    default is the scanned folder."""
+    settings = options or Settings()
+    scan_root = resolve_root(paths)
+    base = os.path.abspath(base) if base is not None else scan_root
     cache = None
-    if options.cache:
+    if settings.cache:
         from auditor.cache import open_cache
 
-        cache = open_cache(root, options.cache_dir, options.select, options.ignore, options.max_bytes)
-    found = _discover(paths, root, options, cache)
-    outcome = ScanResult(root=root, files=found.files, errors=list(found.errors),
-                         select=options.select, ignore=options.ignore)
+        cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
+                           settings.max_bytes, display_base=base, extra=settings.cache_extra())
+    validate_rules(settings, cache)
+    found = _discover(paths, base, settings, cache)
+    outcome = ScanResult(root=base, files=found.files, errors=list(found.errors), skipped=found.skipped,
+                         scan_root=scan_root, settings=settings,
+                         select=settings.effective_select, ignore=settings.effective_ignore)
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
-    results = _Scan(found.files, options, cache, outcome, whole).run()
+    results = _Scan(found.files, settings, cache, outcome, whole).run()
     for result in results:
         outcome.findings.extend(result.findings)
         outcome.errors.extend(result.errors)
+        outcome.suppressed.extend(result.suppressed)
     # A file included by two requirement files reports its findings once.
     outcome.findings = sorted(set(outcome.findings), key=Finding.sort_key)
     outcome.errors.sort()
+    _apply_settings(outcome, settings)
     return outcome
 
 
-def _discover(paths: list[str], root: str, options: ScanOptions, cache: Cache | None) -> Discovery:
+def _apply_settings(outcome: ScanResult, settings: Settings) -> None:
+    """What the settings do to findings after the cache: per-file-ignores and severity overrides
+    (cheap, and changing them must not invalidate the cached results)."""
+    if settings.per_file_ignores:
+        from auditor.suppress import per_file_ignored
+
+        kept = []
+        absolute: dict[str, str] = {}
+        for finding in outcome.findings:
+            path = absolute.get(finding.path)
+            if path is None:
+                path = absolute[finding.path] = os.path.normpath(os.path.join(outcome.root, finding.path))
+            if per_file_ignored(finding.path, finding.rule, finding.name, settings.per_file_ignores, path):
+                outcome.suppressed.append((finding, "per-file-ignores"))
+            else:
+                kept.append(finding)
+        outcome.findings = kept
+    if settings.severity:
+        levels = {key.lower(): level for key, level in settings.severity}
+        outcome.findings = [_with_severity(f, levels) for f in outcome.findings]
+        outcome.suppressed = [(_with_severity(f, levels), how) for f, how in outcome.suppressed]
+    outcome.suppressed.sort(key=lambda item: item[0].sort_key())
+
+
+def _with_severity(finding: Finding, levels: dict[str, str]) -> Finding:
+    level = levels.get(finding.rule.lower()) or levels.get(finding.name)
+    return finding if level is None or level == finding.severity else replace(finding, severity=level)
+
+
+def validate_rules(settings: Settings, cache: Cache | None = None) -> None:
+    """Every rule a setting names must exist: exit 2 naming it and the nearest spelling. The
+    codes come from the cache when it has them (a warm run then loads no rule module)."""
+    wanted: list[tuple[str, str]] = [(s, "select") for s in settings.select or ()]
+    wanted += [(s, "extend-select") for s in settings.extend_select]
+    wanted += [(s, "ignore") for s in settings.ignore or ()]
+    wanted += [(s, "per-file-ignores") for _, selectors in settings.per_file_ignores for s in selectors]
+    exact = [(key, "severity") for key, _ in settings.severity]
+    exact += [(entry.rule, "catalogue") for entry in (*settings.packages, *settings.modules)]
+    if not wanted and not exact:
+        return
+    codes, names = _known_rules(cache)
+    for selector, key in wanted:
+        s = selector.strip()
+        if s.upper() == "ALL" or s.lower() in names or any(code.upper().startswith(s.upper()) for code in codes):
+            continue
+        raise ConfigError(f"unknown rule or prefix {selector!r} in {settings.origin(key)}"
+                          f"{nearest(selector, [*codes, *names])}; see `audit rules`")
+    for name, key in exact:
+        if name.upper() in codes or name.lower() in names:
+            continue
+        raise ConfigError(f"unknown rule {name!r} in {settings.origin(key)}{nearest(name, [*codes, *names])}; "
+                          f"see `audit rules`")
+
+
+def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
+    saved = cache.meta.get("known") if cache is not None else None
+    if isinstance(saved, list) and len(saved) == 2:
+        return set(saved[0]), set(saved[1])
+    from auditor.registry import all_rules
+
+    codes = sorted(rule.code for rule in all_rules())
+    names = sorted(rule.name for rule in all_rules())
+    if cache is not None:
+        cache.meta["known"] = [codes, names]
+        cache.dirty = True
+    return set(codes), set(names)
+
+
+def catalogue_for(settings: Settings | None) -> Catalogue:
+    """The catalogue plus what the project's configuration adds (in-house packages and modules)."""
+    from auditor.registry import full_catalogue
+
+    base = full_catalogue()
+    if settings is None or not (settings.packages or settings.modules or settings.portable_modules):
+        return base
+    from auditor.catalogue import extended
+
+    return extended(base, settings.packages, settings.modules, settings.portable_modules)
+
+
+def _discover(paths: list[str], root: str, options: Settings, cache: Cache | None) -> Discovery:
     """Discovery, reused from the cache when no folder it listed (nor ignore file it read) changed:
     a warm run over a large tree then stats its folders instead of listing them."""
     if cache is None or len(paths) != 1 or not os.path.isdir(paths[0]):  # files are cheap to find
-        return discover(paths, root, options.respect_gitignore, options.excludes)
+        return discover(paths, root, options.respect_gitignore, options.excludes, force_exclude=options.force_exclude)
     key = [os.path.abspath(paths[0]), root, options.respect_gitignore, list(options.excludes)]
     saved = cache.meta.get("tree")
     try:
@@ -225,7 +379,7 @@ def _discover(paths: list[str], root: str, options: ScanOptions, cache: Cache | 
 class _Scan:
     """One scan's bookkeeping: cache hits first, then the prefilter, then the candidates."""
 
-    def __init__(self, files: list[SourceFile], options: ScanOptions, cache: Cache | None, outcome: ScanResult,
+    def __init__(self, files: list[SourceFile], options: Settings, cache: Cache | None, outcome: ScanResult,
                  whole_project: bool = False) -> None:
         self.files = files
         self.whole_project = whole_project
@@ -277,8 +431,9 @@ class _Scan:
             # (most pre-commit runs) never loads the rules, nor libcst with them.
             cached = self._cached_prefilter()
             runtime = self._runtime() if cached is None else None
+            directives = UNUSED_SUPPRESSION in (self.cache.meta.get("rules") or ()) if self.cache else False
             tasks, held = self._prefilter(runtime.needs_check if runtime is not None
-                                          else partial(needs_check, may_match=cached), misses)
+                                          else partial(needs_check, may_match=cached, directives=directives), misses)
             if runtime is None:
                 if not tasks:
                     self.outcome.warnings.extend(self.cache.meta.get("warnings", []))  # type: ignore[union-attr]
@@ -313,9 +468,9 @@ class _Scan:
             progress.advance(size)
 
     def _runtime(self) -> Runtime:
-        from auditor.registry import full_catalogue, registry_warnings
+        from auditor.registry import registry_warnings
 
-        runtime = Runtime(self.outcome.rules, full_catalogue(), self.options.max_bytes)
+        runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options)
         warnings = list(registry_warnings())
         self.outcome.warnings.extend(warnings)
         if self.cache is not None:

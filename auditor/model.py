@@ -13,6 +13,7 @@ class Category(StrEnum):
     KERNEL = "kernel"
     DEPENDENCY = "dependency"
     ENV = "env"
+    SUPPRESSION = "suppression"  # about the suppression comments themselves, not lock-in
 
 
 class Severity(StrEnum):
@@ -152,3 +153,4 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     parsed: bool = False  # whether the file went through a full parse (not just the prefilter)
+    suppressed: list[tuple[Finding, str]] = field(default_factory=list)  # silenced by a comment: (finding, how)

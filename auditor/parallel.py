@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the pool's modules load only when a pool runs (~40 ms a ser
     import multiprocessing.context
     from concurrent.futures import Future
 
+    from auditor.config import Settings
     from auditor.engine import Runtime
 
 # Below this many candidate bytes (after the prefilter) a pool costs more than it saves:
@@ -82,15 +83,16 @@ def chunks(tasks: Sequence[Task], jobs: int) -> list[list[Task]]:
     return out
 
 
-def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool) -> None:
+def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings: Settings | None = None) -> None:
     global _worker
     runtime = _runtime
-    if runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes:
-        from auditor.engine import Runtime
-        from auditor.registry import full_catalogue, rule_by_code
+    if (runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes
+            or runtime.settings != settings):
+        from auditor.engine import Runtime, catalogue_for
+        from auditor.registry import rule_by_code
 
         rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
-        runtime = Runtime(rules, full_catalogue(), max_bytes)
+        runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings)
     _worker = (runtime, hashing)
 
 
@@ -144,7 +146,8 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
     codes = tuple(rule.code for rule in runtime.rules)
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_context(tasks),
-                                 initializer=_init_worker, initargs=(codes, runtime.max_bytes, hashing)) as pool:
+                                 initializer=_init_worker,
+                                 initargs=(codes, runtime.max_bytes, hashing, runtime.settings)) as pool:
             futures: dict[Future, list[Task]] = {pool.submit(_check_chunk, chunk): chunk for chunk in work}
             if started is not None:
                 started()  # only now: no thread may run in this process while workers fork

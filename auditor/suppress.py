@@ -1,40 +1,280 @@
-"""Inline suppressions, on the line where a finding starts:
+"""Suppressions: comments that silence findings, and the rule that reports the ones that silence
+nothing.
+
+On the line where a finding starts:
 
     x = x.cuda()  # lockin: ignore[LK102]        one rule (codes or names, comma-separated)
     import pynvml  # lockin: ignore               every rule on this line
     torch.cuda.synchronize()  # noqa: LK204      ruff/flake8 style, with our codes
 
+Anywhere in the file, on a line of its own:
+
+    # lockin: ignore-file[LK401]                  these rules in the whole file
+    # lockin: ignore-file                         every rule in the whole file
+
 A bare `# noqa` is deliberately not honoured: codebases use it for flake8 and pyflakes, and
-treating it as ours would silently hide lock-in."""
+treating it as ours would silently hide lock-in. In a `# noqa:` list only codes of our rules (and
+`LK` codes that are no rule) are ours; the others belong to other linters and are left alone.
+The comment marker comes from the file kind (`#`, or `//` in CUDA sources); in Python only real
+comments count (tokenize tells), never text inside a string."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from auditor.model import Finding
 
-_DIRECTIVE = re.compile(
-    r"#\s*lockin:\s*ignore(?:\[(?P<names>[^\]]*)\])?|#\s*noqa:\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*)",
-    re.IGNORECASE,
-)
+# Until the reader registry declares each kind's comment syntax (issue 8), the kinds here.
+COMMENT_PREFIXES = {"cuda": "//"}
+DEFAULT_PREFIX = "#"
+OUR_PREFIX = "LK"  # a `# noqa:` code with this prefix is ours even when no rule has it
 
 
-def _suppressed(finding: Finding, line: str) -> bool:
-    if "#" not in line:
-        return False
-    for match in _DIRECTIVE.finditer(line):
-        listed = match.group("names") if match.group("names") is not None else match.group("codes")
-        if listed is None:
-            return True  # `# lockin: ignore` with no list
-        wanted = {item.strip().lower() for item in re.split(r"[\s,]+", listed) if item.strip()}
-        if finding.rule.lower() in wanted or finding.name in wanted:
-            return True
+def comment_prefix(kind: str) -> str:
+    return COMMENT_PREFIXES.get(kind, DEFAULT_PREFIX)
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(prefix: str) -> re.Pattern[str]:
+    pattern = _PATTERNS.get(prefix)
+    if pattern is None:
+        marker = re.escape(prefix)
+        pattern = _PATTERNS[prefix] = re.compile(
+            rf"{marker}\s*lockin:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<names>[^\]\n]*)\])?"
+            rf"|{marker}\s*noqa:\s*(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)",
+            re.IGNORECASE)
+    return pattern
+
+
+@dataclass
+class Directive:
+    """One suppression comment. Columns are 1-based, end exclusive, in the file's text."""
+
+    line: int
+    column: int  # where the directive starts (its comment marker)
+    end_column: int
+    file_level: bool
+    noqa: bool  # `noqa: A1, B2` (foreign codes allowed) rather than `lockin: ignore[...]`
+    items: list[tuple[str, int, int]] | None  # (code or name as written, column, end column); None: every rule
+    text_after: str = ""  # what follows the directive on its line (more comment text?)
+    used: set[str] = field(default_factory=set)  # items that silenced a finding (lower case)
+    used_all: bool = False
+
+
+_SPLIT = re.compile(r"[^\s,]+")
+
+
+def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = False) -> list[Directive]:
+    """Every suppression comment of a file (in Python, only those in real comments)."""
+    marker = prefix.strip()
+    if marker not in text or ("lockin" not in text.lower() and "noqa" not in text.lower()):
+        return []
+    pattern = _pattern(marker)
+    comments = _python_comments(text) if python else None
+    directives = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if marker not in line:
+            continue
+        start = None
+        if comments is not None:
+            start = comments.get(number)
+            if start is None:
+                continue
+        for match in pattern.finditer(line, start or 0):
+            directives.append(_directive(number, line, match))
+    return directives
+
+
+def _directive(number: int, line: str, match: re.Match[str]) -> Directive:
+    kind = match.group("kind")
+    file_level = kind is not None and kind.lower() == "ignore-file"
+    if kind is not None:
+        group = "names"
+        listed = match.group("names")
+    else:
+        group = "codes"
+        listed = match.group("codes")
+    items = None
+    if listed is not None:
+        offset = match.start(group)
+        items = [(m.group(0), offset + m.start() + 1, offset + m.end() + 1) for m in _SPLIT.finditer(listed)]
+    if file_level and line[:match.start()].strip():
+        file_level = False  # a file-level directive must stand on a line of its own; here it is not one at all
+        items = []
+    return Directive(number, match.start() + 1, match.end() + 1, file_level, kind is None, items,
+                     line[match.end():])
+
+
+def _python_comments(text: str) -> dict[int, int]:
+    """Line -> 0-based column where its comment starts, from the tokenizer (text in strings and
+    docstrings is not a comment). A file the tokenizer rejects falls back to every line."""
+    found: dict[int, int] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.start[1]
+    except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
+        return {n: 0 for n in range(1, text.count("\n") + 2)}
+    return found
+
+
+@dataclass
+class Suppressions:
+    """What the suppression pass made of one file's findings."""
+
+    kept: list[Finding]
+    suppressed: list[tuple[Finding, str]]  # (finding, "inline" | "file")
+    directives: list[Directive]
+
+
+def apply(findings: list[Finding], directives: list[Directive]) -> Suppressions:
+    """Split the findings into kept and suppressed, marking which directive items were used."""
+    if not directives:
+        return Suppressions(findings, [], directives)
+    by_line: dict[int, list[Directive]] = {}
+    whole_file = [d for d in directives if d.file_level]
+    for directive in directives:
+        if not directive.file_level:
+            by_line.setdefault(directive.line, []).append(directive)
+    kept: list[Finding] = []
+    suppressed: list[tuple[Finding, str]] = []
+    for finding in findings:
+        how = None
+        for directive in by_line.get(finding.line, ()):
+            if _silences(directive, finding):
+                how = "inline"
+        for directive in whole_file:
+            if _silences(directive, finding):
+                how = how or "file"
+        if how is None:
+            kept.append(finding)
+        else:
+            suppressed.append((finding, how))
+    return Suppressions(kept, suppressed, directives)
+
+
+def _silences(directive: Directive, finding: Finding) -> bool:
+    if directive.items is None:
+        directive.used_all = True
+        return True
+    code, name = finding.rule.lower(), finding.name
+    hit = False
+    for item, _, _ in directive.items:
+        lowered = item.lower()
+        if lowered == code or lowered == name:
+            directive.used.add(lowered)
+            hit = True
+    return hit
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A directive (or one item of it) that silences nothing: where, why, and the edit that removes it."""
+
+    line: int
+    column: int
+    end_column: int
+    message: str
+    removal: tuple[int, int, str]  # (column, end column, replacement) on `line`
+
+
+def problems(directives: Iterable[Directive], lines: list[str], known: Callable[[str], str | None],
+             selected: Callable[[str], bool], suggest: Callable[[str], str]) -> list[Problem]:
+    """Unused directives and items, and unknown codes.
+
+    `known(item)` gives the rule code an item names (None: no rule of ours), `selected(code)`
+    whether that rule ran (an item for a rule that did not run cannot be judged), `suggest(item)`
+    the nearest valid spelling."""
+    found: list[Problem] = []
+    for d in directives:
+        line = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
+        if d.items is None:
+            if not d.used_all:
+                what = "file-level suppression" if d.file_level else "suppression"
+                found.append(Problem(d.line, d.column, d.end_column, f"unused {what}: no finding to silence "
+                                     f"{'in this file' if d.file_level else 'on this line'}",
+                                     _remove_directive(d, line)))
+            continue
+        bad: list[tuple[str, int, int, str]] = []  # item, column, end column, why
+        ours = 0
+        for item, column, end_column in d.items:
+            code = known(item)
+            if code is None:
+                if d.noqa and not item.upper().startswith(OUR_PREFIX):
+                    continue  # another linter's code
+                ours += 1
+                bad.append((item, column, end_column, f"unknown rule {item!r}{suggest(item)}"))
+                continue
+            ours += 1
+            if item.lower() in d.used or not selected(code):
+                continue
+            where = "in this file" if d.file_level else "on this line"
+            bad.append((item, column, end_column, f"unused suppression: {item} reports nothing {where}"))
+        kept = [i for i in d.items if not any(i[1] == b[1] for b in bad)]
+        for item, column, end_column, why in bad:
+            if len(kept) == 0 and ours == len(d.items):
+                removal = _remove_directive(d, line)  # nothing left: the whole comment goes
+            else:
+                removal = _remove_item(line, column, end_column)
+            found.append(Problem(d.line, column, end_column, why, removal))
+    return found
+
+
+def _remove_directive(d: Directive, line: str) -> tuple[int, int, str]:
+    """Delete the directive and the spaces before it; keep a comment marker when text follows."""
+    start = d.column - 1
+    if d.text_after.strip():
+        marker = line[start:start + 2]
+        return d.column, d.end_column, "#" if marker.startswith("#") else marker
+    while start > 0 and line[start - 1] in " \t":
+        start -= 1
+    return start + 1, len(line) + 1, ""
+
+
+def _remove_item(line: str, column: int, end_column: int) -> tuple[int, int, str]:
+    """Delete one code from a list, with the separator that joins it to its neighbour."""
+    start, end = column - 1, end_column - 1
+    after = end
+    while after < len(line) and line[after] in " \t,":
+        after += 1
+    if after < len(line) and line[after] not in "]" and "," in line[end:after]:
+        return column, after + 1, ""
+    before = start
+    while before > 0 and line[before - 1] in " \t,":
+        before -= 1
+    return before + 1, end_column, ""
+
+
+def without_suppressed(findings: list[Finding], text: str, kind: str = "python") -> list[Finding]:
+    """The findings no directive silences (kept for callers that only want those)."""
+    directives = find_directives(text, comment_prefix(kind), python=kind in ("python", "setup-py"))
+    return apply(findings, directives).kept
+
+
+# -- per-file-ignores: applied after the cache, from the settings ---------------------------------------
+
+def per_file_ignored(path: str, rule_code: str, rule_name: str,
+                     table: tuple[tuple[str, tuple[str, ...]], ...], absolute: str) -> bool:
+    """Whether a per-file-ignores entry covers this finding. Globs: a bare name matches the file
+    name, an absolute glob the absolute path; selectors are codes, prefixes, names or ALL."""
+    import fnmatch
+    import os
+
+    name = os.path.basename(path)
+    for glob, selectors in table:
+        if os.path.isabs(glob):
+            if not fnmatch.fnmatchcase(absolute, glob):
+                continue
+        elif not fnmatch.fnmatchcase(name, glob):
+            continue
+        for selector in selectors:
+            s = selector.strip()
+            if s.upper() == "ALL" or rule_code.upper().startswith(s.upper()) or rule_name == s.lower():
+                return True
     return False
-
-
-def without_suppressed(findings: list[Finding], text: str) -> list[Finding]:
-    """The findings whose first line carries no suppression for their rule."""
-    if "#" not in text or not findings:
-        return findings
-    lines = text.splitlines()
-    return [f for f in findings if not (0 < f.line <= len(lines) and _suppressed(f, lines[f.line - 1]))]

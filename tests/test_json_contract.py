@@ -5,6 +5,7 @@ auditor.report.json_report.FORMAT_VERSION."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,12 @@ from auditor.report.json_report import FORMAT_VERSION
 
 CORE = "LK101,LK102,LK103,LK201"
 TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "costs", "summary", "findings", "errors",
-            "warnings"}
+            "warnings", "root", "gate", "baseline", "changed_lines", "suppressed"}
+GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
+BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
                 "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
-SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "by_category",
+SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "suppressed", "by_category",
                 "by_severity", "by_rule"}
 EFFECTS = {"works", "degrades", "raises"}
 GRADES = {"A", "B", "C", "D", "F"}
@@ -42,17 +45,26 @@ def repo(tmp_path):
     return tmp_path / "repo"
 
 
-def report_of(path: Path, capsys, *extra: str) -> dict:
+def report_of(path: Path, capsys, *extra: str, expect: int = 0) -> dict:
+    """The JSON report of `audit PATH` run from PATH's folder (paths are relative to the cwd)."""
     cache = [] if "--cache-dir" in extra else ["--no-cache"]
-    code = main([str(path), "--format", "json", "--select", CORE, *cache, *extra])
+    here = os.getcwd()
+    os.chdir(path if path.is_dir() else path.parent)
+    try:
+        code = main([".", "--format", "json", "--select", CORE, "--isolated", *cache, *extra])
+    finally:
+        os.chdir(here)
     out, _ = capsys.readouterr()
-    assert code == 0
+    assert code == expect
     return json.loads(out)
 
 
 def test_top_level(repo, capsys):
     report = report_of(repo, capsys)
     assert set(report) == TOP_KEYS
+    assert report["root"] == str(repo) and os.path.isabs(report["root"])  # finding paths are relative to it
+    assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
+    assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
     assert report["format_version"] == FORMAT_VERSION and isinstance(FORMAT_VERSION, int)
     assert report["targets"] == list(TARGETS) == ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]
@@ -136,10 +148,40 @@ def test_errors(repo, capsys):
     assert errors[0]["path"] == "broken.py" and errors[0]["kind"] == "parse" and errors[0]["message"]
 
 
-def test_paths_are_relative_to_the_scanned_folder(repo, capsys, monkeypatch):
+def test_paths_are_relative_to_the_working_directory(repo, capsys, monkeypatch):
+    """As ruff prints them: the same file has the same path however audit is called."""
     monkeypatch.chdir(repo.parent)
-    report = report_of(Path("repo/pkg"), capsys)
-    assert {f["path"] for f in report["findings"]} == {"a.py", "util.py"}
+    for args in (["repo/pkg"], ["repo/pkg/a.py", "repo/pkg/util.py"], ["repo"]):
+        code = main([*args, "--format", "json", "--select", CORE, "--no-cache", "--isolated"])
+        report = json.loads(capsys.readouterr().out)
+        assert code == 0 and report["root"] == str(repo.parent)
+        assert {"repo/pkg/a.py", "repo/pkg/util.py"} <= {f["path"] for f in report["findings"]}
+        assert all(f["path"].startswith("repo/") for f in report["findings"])
+    monkeypatch.chdir(repo / "pkg")
+    code = main(["../train.py", "--format", "json", "--select", CORE, "--no-cache", "--isolated"])
+    assert {f["path"] for f in json.loads(capsys.readouterr().out)["findings"]} == {"../train.py"}
+
+
+def test_gate_baseline_and_suppressed_shape(repo, capsys, tmp_path):
+    (repo / "pkg" / "a.py").write_text("import torch\nm = M().cuda()  # noqa: LK102\nm2 = M().cuda()\n", encoding="utf-8")
+    base = tmp_path / "base.json"
+    report_of(repo, capsys, "--write-baseline", str(base))
+    (repo / "new.py").write_text("import torch\nx = y.cuda()\n", encoding="utf-8")
+    report = report_of(repo, capsys, "--baseline", str(base), "--fail-on", "major", "--show-suppressed", expect=1)
+    gate = report["gate"]
+    assert set(gate) == GATE_KEYS and gate["passed"] is False and gate["exit_code"] == 1
+    # broken.py is in the baseline: it no longer fails the gate; the new finding does.
+    assert gate["checks"] == ["fail-on major"] and gate["reasons"] == ["1 finding(s) at or above major (--fail-on)"]
+    baseline = report["baseline"]
+    assert set(baseline) == BASELINE_KEYS and baseline["path"] == str(base)
+    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1
+    assert set(baseline["scores"]) == {"overall", *TARGETS}
+    assert [f["path"] for f in report["findings"]] == ["new.py"]  # only what is new
+    assert report["summary"]["findings"] == 1 and report["summary"]["suppressed"] == 1
+    reasons = {s["suppressed_by"] for s in report["suppressed"]}
+    assert reasons == {"inline", "baseline"}
+    for entry in report["suppressed"]:
+        assert set(entry) == FINDING_KEYS | {"suppressed_by"}
 
 
 def test_byte_identical_runs(repo, tmp_path, capsys):

@@ -33,7 +33,7 @@ def test_invalid_examples_pass_the_rules_own_prefilter(rule, example):
 
 def _findings(paths: list[str], prefilter: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], int]:
     if not prefilter:
-        monkeypatch.setattr(Runtime, "needs_check", lambda self, source, data: True)
+        monkeypatch.setattr(Runtime, "may_match", lambda self, data: True)
     result = scan(paths, ScanOptions(cache=False, jobs=1))
     monkeypatch.undo()
     return [f.to_dict() for f in result.findings], result.files_parsed

@@ -8,33 +8,63 @@ import json
 from collections import Counter
 from json.encoder import encode_basestring  # what JSONEncoder(ensure_ascii=False) uses
 
+from typing import TYPE_CHECKING, TextIO
+
 from auditor import TOOL_NAME, __version__
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
 from auditor.score import Scores
 
-FORMAT_VERSION = 2
+if TYPE_CHECKING:
+    from auditor.report import Report
+
+# 3: `root` (the absolute folder finding paths are relative to: the working directory), `gate`,
+# `baseline`, `changed_lines` and `suppressed`; `summary.suppressed`; the `suppression` category.
+FORMAT_VERSION = 3
 
 
-def summary(result: ScanResult) -> dict:
-    by_category = Counter(f.category for f in result.findings)
-    by_severity = Counter(f.severity for f in result.findings)
+def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
+    """Counts of what is reported (`findings`, default: every finding of the scan)."""
+    findings = result.findings if findings is None else findings
+    by_category = Counter(f.category for f in findings)
+    by_severity = Counter(f.severity for f in findings)
     return {
         "files": len(result.files),
         "files_parsed": result.files_parsed,
-        "files_with_findings": len({f.path for f in result.findings}),
-        "findings": len(result.findings),
-        "errors": len(result.errors),
+        "files_with_findings": len({f.path for f in findings}),
+        "findings": len(findings),
+        "errors": len(result.errors) if errors is None else errors,
+        "suppressed": len(result.suppressed),
         "by_category": {c: by_category.get(c, 0) for c in CATEGORIES},
         "by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},
-        "by_rule": dict(sorted(Counter(f.rule for f in result.findings).items())),
+        "by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
     }
 
 
-def build_report(result: ScanResult, scores: Scores, with_findings: bool = True) -> dict:
+def _run_facts(result: ScanResult, report: Report | None) -> dict:
+    """What the run was and decided: where paths start, the gate, the baseline, the changed lines."""
+    gate = report.gate.to_dict() if report is not None else {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
+    baseline = None
+    changed = None
+    suppressed: list[dict] = []
+    if report is not None and report.baseline is not None:
+        b = report.baseline
+        baseline = {"path": b.path, "new": len(b.new), "known": len(b.known), "stale": b.stale,
+                    "known_errors": len(b.known_errors), "scores": dict(b.scores)}
+    if report is not None and report.changed is not None:
+        changed = {"base": report.changed.base, "files": len(report.changed.files), "hidden": report.hidden_by_diff}
+    if report is not None and report.settings.show_suppressed:
+        suppressed = [{**f.to_dict(), "suppressed_by": how} for f, how in report.suppressed]
+    return {"root": result.root, "gate": gate, "baseline": baseline, "changed_lines": changed,
+            "suppressed": suppressed}
+
+
+def build_report(result: ScanResult, scores: Scores, with_findings: bool = True, report: Report | None = None) -> dict:
     """The report as a dict; `with_findings=False` leaves the findings out (render_json lays them
-    out itself)."""
-    report = {
+    out itself). With a `report`, findings and errors are the ones it reports."""
+    findings = report.findings if report is not None else result.findings
+    errors = report.errors if report is not None else result.errors
+    document = {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "format_version": FORMAT_VERSION,
         "targets": list(TARGETS),
@@ -45,23 +75,30 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True)
                      for c in costs]
             for target, costs in scores.costs.items()
         },
-        "summary": summary(result),
-        "errors": [e.to_dict() for e in result.errors],
+        "summary": summary(result, findings, len(errors)),
+        "errors": [e.to_dict() for e in errors],
         "warnings": sorted(result.warnings),
+        **_run_facts(result, report),
     }
     if with_findings:
-        report["findings"] = [f.to_dict() for f in result.findings]
-    return report
+        document["findings"] = [f.to_dict() for f in findings]
+    return document
 
 
-def render_json(result: ScanResult, scores: Scores) -> str:
+def render(report: Report, out: TextIO) -> None:
+    out.write(render_json(report.result, report.scores, report))
+
+
+def render_json(result: ScanResult, scores: Scores, run: Report | None = None) -> str:
     """Sorted keys, one finding or error per line (diff-friendly), everything else compact.
 
     json's C encoder only runs without `indent`, so the lines are laid out here; the findings,
     the bulk of a large report, come from FindingLines."""
-    report = build_report(result, scores, with_findings=False)
+    report = build_report(result, scores, with_findings=False, report=run)
+    findings = run.findings if run is not None else result.findings
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
-    items = {"findings": list(map(FindingLines(), result.findings)), "errors": list(map(encode, report["errors"]))}
+    items = {"findings": list(map(FindingLines(), findings)), "errors": list(map(encode, report["errors"])),
+             "suppressed": list(map(encode, report["suppressed"]))}
     lines = []
     for key in sorted((*report, "findings")):
         if items.get(key):

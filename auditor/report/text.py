@@ -4,7 +4,8 @@ a summary by category and severity; the scores and what costs the most."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import TextIO
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import COLOR_SYSTEMS, Console
 from rich.style import Style
@@ -14,6 +15,9 @@ from rich.text import Text
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
 from auditor.score import Scores
+
+if TYPE_CHECKING:
+    from auditor.report import Report
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "red", "minor": "yellow", "info": "cyan"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
@@ -40,6 +44,54 @@ def render_text(result: ScanResult, scores: Scores, console: Console, quiet: boo
         _errors(result, console)
     _summary(result, console)
     _scores(scores, console)
+
+
+def _raise_broken_pipe() -> None:
+    # rich's default turns a closed pipe into SystemExit(1), which would read as a failed gate.
+    raise BrokenPipeError
+
+
+def render(report: Report, out: TextIO) -> None:
+    """The text report of a run: what it reports, then (unless a pre-commit batch, which prints
+    findings only) the summary, what the baseline or the changed lines left out, and the scores."""
+    console = make_console(out, "never" if report.to_file and report.color != "always" else report.color)
+    console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
+    shown = SimpleNamespace(findings=report.findings, errors=report.errors, files=report.result.files,
+                            files_parsed=report.result.files_parsed)
+    if not report.quiet or report.hook:
+        _findings(shown, console)
+        _errors(shown, console)
+        if report.settings.show_suppressed and report.suppressed:
+            _suppressed(report, console)
+    if report.hook:
+        return
+    _summary(shown, console)
+    for line in _filters(report):
+        console.print(Text(line, style="dim"))
+    _scores(report.scores, console)
+
+
+def _suppressed(report: Report, console: Console) -> None:
+    console.print()
+    console.print(Text(f"{len(report.suppressed)} suppressed finding(s):", style="bold"))
+    for f, how in report.suppressed:
+        console.print(Text.assemble(("  ", ""), f"{f.path}:{f.line}:{f.column} ", (f.rule, "bold"),
+                                    f" {_clean(f.message)} ", (f"[{how}]", "dim")))
+
+
+def _filters(report: Report) -> list[str]:
+    lines = []
+    if report.baseline is not None:
+        b = report.baseline
+        lines.append(f"baseline {b.path}: {len(b.new)} new, {len(b.known)} known (not listed), "
+                     f"{b.stale} baseline entr{'ies' if b.stale != 1 else 'y'} no longer match")
+    if report.changed is not None:
+        lines.append(f"--diff-base {report.changed.base}: {report.hidden_by_diff} finding(s) off the changed lines "
+                     f"not listed")
+    suppressed = len(report.result.suppressed)
+    if suppressed and not report.settings.show_suppressed:
+        lines.append(f"{suppressed} finding(s) suppressed by comments or per-file-ignores (--show-suppressed lists them)")
+    return lines
 
 
 def _findings(result: ScanResult, console: Console) -> None:

@@ -1,0 +1,51 @@
+"""`--format concise`: one line per finding, `path:line:col: CODE [*] message` (ruff's concise
+form; `[*]` marks a finding `--fix` can rewrite), grep-able and read by editors' problem matchers.
+Files that could not be audited get a line of their own; a run over a whole tree ends with one
+summary line (a pre-commit batch prints findings only)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from auditor.report import Report, fixable, location
+
+
+def _clean(text: str) -> str:
+    return text if text.isprintable() else "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def lines(report: Report) -> list[str]:
+    out = []
+    for f in report.findings:
+        marker = "[*] " if fixable(f) else ""
+        out.append(_clean(f"{location(f)}: {f.rule} {marker}{f.message}"))
+    for e in report.errors:
+        out.append(_clean(f"{e.path}:1:1: error[{e.kind}] {e.message}"))
+    if report.settings.show_suppressed:
+        for f, how in report.suppressed:
+            out.append(_clean(f"{location(f)}: {f.rule} {f.message} (suppressed: {how})"))
+    return out
+
+
+def summary(report: Report) -> str:
+    findings = len(report.findings)
+    fix = sum(1 for f in report.findings if fixable(f))
+    parts = [f"Found {findings} finding{'s' if findings != 1 else ''}"
+             + (f" ({fix} fixable with --fix)" if fix else "")
+             + f" in {len(report.result.files)} file{'s' if len(report.result.files) != 1 else ''}"]
+    if report.baseline is not None:
+        parts.append(f"{len(report.baseline.known)} known from the baseline, {report.baseline.stale} baseline "
+                     f"entr{'ies' if report.baseline.stale != 1 else 'y'} no longer match")
+    if report.changed is not None:
+        parts.append(f"{report.hidden_by_diff} off the lines changed since {report.changed.base}")
+    grade = report.scores.grades["overall"]
+    parts.append(f"overall score {report.scores.overall:.1f} ({grade})")
+    return "; ".join(parts) + "."
+
+
+def render(report: Report, out: TextIO) -> None:
+    body = lines(report)
+    if not report.hook:
+        body.append(summary(report))
+    if body:
+        out.write("\n".join(body) + "\n")

@@ -1,0 +1,37 @@
+"""`--format gitlab`: a GitLab Code Quality report (`artifacts: reports: codequality:`), a JSON
+array of issues with a description, a check name, a fingerprint unique per issue (the baseline's:
+path, rule, normalised code, occurrence), a severity and a location."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from auditor import TOOL_NAME
+from auditor.baseline import fingerprint, keyed
+from auditor.report import Report
+
+SEVERITIES = {"blocker": "blocker", "major": "major", "minor": "minor", "info": "info"}
+
+
+def issues(report: Report) -> list[dict]:
+    out = []
+    for fp, f in keyed(report.findings):
+        description = f"{f.rule} {f.message}" + (f" (cell {f.cell})" if f.cell is not None else "")
+        out.append({
+            "type": "issue", "check_name": f.rule, "description": description, "content": {"body": f.suggestion},
+            "categories": ["Compatibility"], "fingerprint": fp, "severity": SEVERITIES.get(f.severity, "minor"),
+            "location": {"path": f.path, "positions": {"begin": {"line": f.line, "column": f.column},
+                                                       "end": {"line": f.end_line, "column": f.end_column}}},
+        })
+    for e in report.errors:
+        out.append({
+            "type": "issue", "check_name": f"{TOOL_NAME}/{e.kind}", "description": f"could not be audited: {e.message}",
+            "categories": ["Bug Risk"], "fingerprint": fingerprint(e.path, e.kind, "", 0), "severity": "major",
+            "location": {"path": e.path, "lines": {"begin": 1}},
+        })
+    return out
+
+
+def render(report: Report, out: TextIO) -> None:
+    out.write(json.dumps(issues(report), indent=2, ensure_ascii=False) + "\n")

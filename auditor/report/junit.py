@@ -1,0 +1,66 @@
+"""`--format junit`: JUnit XML for CI test views (GitLab `artifacts: reports: junit:`, Jenkins,
+GitHub test-report actions). One test suite per file with findings or errors, one failing test
+case per finding, an error case per file that could not be audited, and a `gate` case that fails
+when the run's gate does."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from typing import TextIO
+
+from auditor import TOOL_NAME
+from auditor.report import Report
+
+# Characters XML 1.0 cannot carry at all (a snippet may hold any of them).
+_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _text(value: object) -> str:
+    return _INVALID.sub("\ufffd", str(value))
+
+
+def build(report: Report) -> ET.Element:
+    suites = ET.Element("testsuites", name=TOOL_NAME)
+    by_path: dict[str, list] = defaultdict(list)
+    for f in report.findings:
+        by_path[f.path].append(f)
+    errors_by_path: dict[str, list] = defaultdict(list)
+    for e in report.errors:
+        errors_by_path[e.path].append(e)
+    total = failures = errors = 0
+    for path in sorted(set(by_path) | set(errors_by_path)):
+        suite = ET.SubElement(suites, "testsuite", name=_text(path))
+        classname = _text(path.rsplit(".", 1)[0].replace("/", "."))
+        for f in by_path[path]:
+            case = ET.SubElement(suite, "testcase", name=_text(f"{f.rule} {f.name} at {f.line}:{f.column}"),
+                                 classname=classname, file=_text(path), line=str(f.line))
+            failure = ET.SubElement(case, "failure", message=_text(f.message), type=f.severity)
+            failure.text = _text(f"{path}:{f.line}:{f.column}: {f.rule} {f.message}\n{f.snippet}\nFix: {f.suggestion}")
+        for e in errors_by_path[path]:
+            case = ET.SubElement(suite, "testcase", name=_text(f"audit {path}"), classname=classname, file=_text(path))
+            error = ET.SubElement(case, "error", message=_text(e.message), type=_text(e.kind))
+            error.text = _text(e.message)
+        suite.set("tests", str(len(by_path[path]) + len(errors_by_path[path])))
+        suite.set("failures", str(len(by_path[path])))
+        suite.set("errors", str(len(errors_by_path[path])))
+        total += len(by_path[path]) + len(errors_by_path[path])
+        failures += len(by_path[path])
+        errors += len(errors_by_path[path])
+    gate_suite = ET.SubElement(suites, "testsuite", name=f"{TOOL_NAME} gate", tests="1",
+                               failures="0" if report.gate.passed else "1", errors="0")
+    case = ET.SubElement(gate_suite, "testcase", name="gate", classname=TOOL_NAME)
+    if not report.gate.passed:
+        failure = ET.SubElement(case, "failure", message="the gate failed", type="gate")
+        failure.text = _text("\n".join(report.gate.reasons))
+    suites.set("tests", str(total + 1))
+    suites.set("failures", str(failures + (0 if report.gate.passed else 1)))
+    suites.set("errors", str(errors))
+    return suites
+
+
+def render(report: Report, out: TextIO) -> None:
+    tree = build(report)
+    ET.indent(tree)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(tree, encoding="unicode") + "\n")

@@ -1,0 +1,212 @@
+"""One `audit scan` run after its options are read: scan, set the baseline and the changed lines
+against what was found, judge the gate, render the report, and give the exit code. The CLI
+(auditor/cli.py) only turns options into Settings; new run-time steps slot in here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from auditor.config import ConfigError, Settings, nearest
+from auditor.engine import ScanResult
+from auditor.model import FileError, Finding
+from auditor.report import REPORTERS, Report, fixable, render
+
+TRUTHY_OFF = ("", "0", "false")
+STATISTICS_FORMATS = ("text", "concise", "json")
+
+
+@dataclass
+class Request:
+    """What this invocation asks beyond the settings: where the report goes, and one-off actions."""
+
+    output: Path | None = None
+    color: str = "auto"
+    write_baseline: Path | None = None
+    add_noqa: bool = False
+
+
+def _env(name: str) -> bool:
+    return os.environ.get(name, "").lower() not in TRUTHY_OFF
+
+
+def under_pre_commit() -> bool:
+    return _env("PRE_COMMIT")
+
+
+def hook_run(paths: list[str]) -> bool:
+    """A pre-commit batch: pre-commit hands over files; a whole-repository run names a folder."""
+    return under_pre_commit() and all(not os.path.isdir(p) for p in paths)
+
+
+def choose_format(settings: Settings, stdout: TextIO) -> str:
+    """--format, else the configuration, else concise under pre-commit and in CI off a terminal."""
+    chosen = settings.output_format
+    if chosen is not None:
+        if chosen not in REPORTERS:
+            raise ConfigError(f"unknown output format {chosen!r} in {settings.origin('output-format')}"
+                              f"{nearest(chosen, list(REPORTERS))}; choose from {', '.join(REPORTERS)}")
+        return chosen
+    if under_pre_commit():
+        return "concise"
+    try:
+        terminal = stdout.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    if (_env("GITHUB_ACTIONS") or _env("CI")) and not terminal:
+        return "concise"
+    return "text"
+
+
+def _note(message: str) -> None:
+    print(f"audit: {message}", file=sys.stderr)
+
+
+def execute(paths: list[str], settings: Settings, request: Request) -> int:
+    from auditor.engine import scan
+    from auditor.score import compute_scores
+
+    fmt = choose_format(settings, sys.stdout)
+    if settings.statistics and fmt not in STATISTICS_FORMATS:
+        raise ConfigError(f"--statistics works with --format {', '.join(STATISTICS_FORMATS)}, not {fmt}")
+    output = request.output
+    if output is not None and not output.parent.is_dir():
+        raise ConfigError(f"cannot write {output}: folder {output.parent} does not exist; choose a writable --output path")
+    hook = hook_run(paths)
+    result = scan(paths, settings, base=os.getcwd())
+    for warning in result.warnings:
+        _note(f"warning: {warning}")
+    nothing_to_check = _explain_skipped(result, paths)
+    if request.add_noqa:
+        return _add_noqa(result)
+    scores = compute_scores(result.findings)
+    findings, errors = result.findings, result.errors
+    comparison = None
+    if request.write_baseline is not None:
+        from auditor.baseline import write_baseline
+
+        count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores))
+        _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
+    elif settings.baseline is not None:
+        from auditor.baseline import compare, load_baseline
+
+        comparison = compare(load_baseline(settings.baseline), findings, errors, result.root)
+        findings, errors = comparison.new, comparison.new_errors
+    changed, hidden = None, 0
+    if settings.diff_base is not None:
+        from auditor.changed_lines import changed_lines
+
+        changed = changed_lines(settings.diff_base, result.scan_root)
+        findings, errors, hidden = _on_changed_lines(result, findings, errors, changed)
+    gate = _judge(result, settings, findings, errors, scores, comparison, hook, nothing_to_check,
+                  skip=request.write_baseline is not None)
+    suppressed = list(result.suppressed)
+    if comparison is not None:
+        suppressed += [(f, "baseline") for f in comparison.known]
+        suppressed.sort(key=lambda item: item[0].sort_key())
+    report = Report(result, scores, findings, errors, gate, settings, suppressed, comparison, changed, hidden,
+                    hook=hook, quiet=settings.quiet, color=request.color, to_file=output is not None)
+    _write(report, fmt, output)
+    for reason in gate.reasons:
+        _note(reason)
+    return gate.exit_code
+
+
+def _score_map(scores: object) -> dict[str, float]:
+    return {"overall": scores.overall, **scores.targets}
+
+
+def _explain_skipped(result: ScanResult, paths: list[str]) -> bool:
+    """Say on stderr what was named but not read, and when nothing was audited. True when every
+    path named was excluded on purpose (a pre-commit batch of excluded files: nothing to check)."""
+    excluded = [path for path, why in result.skipped if why.startswith("excluded")]
+    for path, why in result.skipped:
+        if not why.startswith("excluded"):
+            _note(f"warning: skipped {path}: {why}")
+    if result.files:
+        return False
+    purposely = bool(excluded) and len(excluded) == len(paths)
+    if purposely:
+        _note("nothing to audit: every file given is excluded by the configuration")
+    else:
+        _note(f"warning: no file audited under {', '.join(paths)}: no Python, requirements, pyproject.toml, "
+              f"setup.cfg or CUDA file found (check the paths and --exclude)")
+    return purposely
+
+
+def _on_changed_lines(result: ScanResult, findings: list[Finding], errors: list[FileError],
+                      changed: object) -> tuple[list[Finding], list[FileError], int]:
+    absolute: dict[str, str] = {}
+
+    def where(path: str) -> str:
+        found = absolute.get(path)
+        if found is None:
+            found = absolute[path] = os.path.realpath(os.path.join(result.root, path))
+        return found
+
+    changed.files = {os.path.realpath(p): v for p, v in changed.files.items()}  # compare real paths on both sides
+    kept = [f for f in findings if changed.touches(where(f.path), f.line, f.end_line)]
+    kept_errors = [e for e in errors if changed.has_file(where(e.path))]
+    return kept, kept_errors, len(findings) - len(kept)
+
+
+def _judge(result: ScanResult, settings: Settings, findings: list[Finding], errors: list[FileError], scores: object,
+           comparison: object, hook: bool, nothing_to_check: bool, skip: bool) -> object:
+    from auditor.gate import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
+
+    if skip:  # --write-baseline records; it does not judge
+        return GateOutcome()
+    fail_on = settings.fail_on
+    if fail_on is None and hook and "fail-on" not in dict(settings.origins):
+        fail_on = HOOK_FAIL_ON.value
+    data = GateInput(findings, errors, _score_map(scores), len(result.files), nothing_to_check,
+                     comparison.scores if comparison is not None else None)
+    return evaluate(data, settings.fail_under, fail_on, settings.fail_on_regression, settings.exit_zero)
+
+
+def _add_noqa(result: ScanResult) -> int:
+    from auditor.add_noqa import add_noqa
+
+    files = {f.display: (f.path, f.kind) for f in result.files}
+    outcome = add_noqa(result.findings, files)
+    for path, why in sorted(set(outcome.skipped)):
+        _note(f"warning: no suppression added in {path}: {why}")
+    _note(f"added {outcome.added} suppression comment(s) in {outcome.files} file(s)")
+    return 0
+
+
+def _write(report: Report, fmt: str, output: Path | None) -> None:
+    from auditor.cli import silence_stdout
+
+    try:
+        stream = open(output, "w", encoding="utf-8") if output is not None else sys.stdout
+    except OSError as exc:
+        raise ConfigError(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
+    try:
+        if report.settings.statistics:
+            stream.write(statistics(report, fmt))
+        else:
+            render(fmt, report, stream)
+    except BrokenPipeError:  # `audit . | head`: the reader has what it wanted; keep the gate's code
+        silence_stdout()
+    finally:
+        if output is not None:
+            stream.close()
+
+
+def statistics(report: Report, fmt: str) -> str:
+    """ruff's --statistics: one line per rule, most findings first: count, code, [*] if fixable, name."""
+    import json
+    from collections import Counter
+
+    counts = Counter((f.rule, f.name) for f in report.findings)
+    fixes = {f.rule for f in report.findings if fixable(f)}
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
+    if fmt == "json":
+        return json.dumps([{"code": code, "name": name, "count": n, "fixable": code in fixes}
+                           for (code, name), n in rows], indent=2) + "\n"
+    width = max((len(str(n)) for _, n in rows), default=1)
+    return "".join(f"{n:>{width}}\t{code}\t{'[*] ' if code in fixes else ''}{name}\n" for (code, name), n in rows)
