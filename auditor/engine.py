@@ -154,8 +154,9 @@ class Runtime:
         from auditor.model import Edit, Fix
 
         ctx = FileContext(source.display, text, self.catalogue, source.kind)
-        for problem in suppress.problems(directives, ctx.lines, self._known_code, self.selected_codes.__contains__,
-                                         self._suggest):
+        # An item naming LK001 itself is not judged: it is used exactly when it silences what this pass reports.
+        judged = self.selected_codes - {UNUSED_SUPPRESSION}
+        for problem in suppress.problems(directives, ctx.lines, self._known_code, judged.__contains__, self._suggest):
             column, end_column, replacement = problem.removal
             fix = Fix("safe", "Remove the unused suppression",
                       (Edit(problem.line, column, problem.line, end_column, replacement),))

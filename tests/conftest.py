@@ -11,6 +11,10 @@ sys.path.insert(0, str(ROOT))  # test the source tree, even when a wheel is inst
 
 os.environ.setdefault("NO_COLOR", "1")
 os.environ.setdefault("COLUMNS", "200")
+# The default report format depends on these (concise under pre-commit and in CI): tests that
+# care set them themselves, so the suite reads the same on a laptop and in CI (CI=true).
+for _name in ("CI", "GITHUB_ACTIONS", "PRE_COMMIT"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture
