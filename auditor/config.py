@@ -40,12 +40,17 @@ class ConfigError(Exception):
 
 
 def nearest(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    """" (did you mean 'x'?)" for the closest valid spelling, or "" when nothing is close."""
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if not found:
-        lowered = {c.lower(): c for c in choices}
-        found = [lowered[m] for m in difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)]
-    return f" (did you mean {found[0]!r}?)" if found else ""
+    """" (did you mean 'x'?)" for the closest valid spelling, or "" when nothing is close. Ties
+    go to the spelling with the fewest differing characters in place (LK1O1 -> LK101, not LK411)."""
+    wanted = word.lower()
+    best, best_key = None, (0.6, 0)
+    for choice in choices:
+        candidate = choice.lower()
+        ratio = difflib.SequenceMatcher(None, wanted, candidate).ratio()
+        same_place = sum(a == b for a, b in zip(wanted, candidate, strict=False))
+        if (ratio, same_place) >= best_key:
+            best, best_key = choice, (ratio, same_place)
+    return f" (did you mean {best!r}?)" if best is not None else ""
 
 
 @dataclass(frozen=True)
@@ -255,7 +260,7 @@ class _Reader:
         self.where = where
 
     def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.where}: `{key}` {message}")
+        return ConfigError(f"{self.where}: {key!r} {message}")
 
     def strings(self, key: str) -> tuple[str, ...] | None:
         value = self.table.get(key)
@@ -347,7 +352,14 @@ def settings_from_table(table: dict, path: str, explicit: bool = False) -> dict[
     put("respect_gitignore", reader.boolean("respect-gitignore"), "respect-gitignore")
     put("fail_on_regression", reader.boolean("fail-on-regression"), "fail-on-regression")
     put("show_suppressed", reader.boolean("show-suppressed"), "show-suppressed")
-    put("output_format", reader.text("output-format"), "output-format")
+    output_format = reader.text("output-format")
+    if output_format is not None:
+        from auditor.report import REPORTERS
+
+        if output_format not in REPORTERS:
+            raise reader.fail("output-format", f"names unknown format {output_format!r}"
+                                               f"{nearest(output_format, list(REPORTERS))}; choose from {', '.join(REPORTERS)}")
+        put("output_format", output_format, "output-format")
 
     pfi = table.get("per-file-ignores")
     if pfi is not None:

@@ -334,14 +334,14 @@ class _ExplicitFiles:
         while here != stop and len(here) > len(stop):
             name = os.path.basename(here)
             if name in SKIPPED_DIRS or name.endswith(".egg-info"):
-                return f"inside {name}/, which is never scanned"
+                return f"excluded (inside {name}/, which is never scanned)"
             if self.excludes and self.excludes.match(name, "", here):
                 return "excluded (--force-exclude)"
             here = os.path.dirname(here)
         if self.excludes and self.excludes.match(os.path.basename(path), "", path):
             return "excluded (--force-exclude)"
         if self.respect_gitignore and self._gitignore(folder).ignored(path, False):
-            return "ignored by .gitignore (--force-exclude)"
+            return "excluded by .gitignore (--force-exclude)"
         return None
 
     def _gitignore(self, folder: str) -> _GitIgnore:

@@ -318,13 +318,18 @@ def validate_rules(settings: Settings, cache: Cache | None = None) -> None:
         s = selector.strip()
         if s.upper() == "ALL" or s.lower() in names or any(code.upper().startswith(s.upper()) for code in codes):
             continue
-        raise ConfigError(f"unknown rule or prefix {selector!r} in {settings.origin(key)}"
+        raise ConfigError(f"unknown rule or prefix {selector!r} in {_where(settings, key)}"
                           f"{nearest(selector, [*codes, *names])}; see `audit rules`")
     for name, key in exact:
         if name.upper() in codes or name.lower() in names:
             continue
-        raise ConfigError(f"unknown rule {name!r} in {settings.origin(key)}{nearest(name, [*codes, *names])}; "
+        raise ConfigError(f"unknown rule {name!r} in {_where(settings, key)}{nearest(name, [*codes, *names])}; "
                           f"see `audit rules`")
+
+
+def _where(settings: Settings, key: str) -> str:
+    origin = settings.origin(key)
+    return origin if origin.startswith("--") else f"{origin} `{key}`"
 
 
 def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
