@@ -1,0 +1,123 @@
+"""Baselines: record today's lock-in, fail only on what is new; fingerprints survive code moving,
+a second identical finding is new, fixed findings are counted as stale, unreadable files can be
+recorded, and --fail-on-regression compares scores with the baseline's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from auditor.baseline import load_baseline
+from auditor.cli import main
+from auditor.config import ConfigError
+
+OLD = "import torch\nmodel = Net().cuda()\nx = torch.zeros(3, device='cuda')\n"
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "train.py").write_text(OLD, encoding="utf-8")
+    (root / "src" / "py2.py").write_text("print 'hello'\nmodel.cuda()\n", encoding="utf-8")  # Python 2: a parse error
+    monkeypatch.chdir(root)
+    return root
+
+
+def audit(capsys, *args: str) -> tuple[int, dict, str]:
+    code = main([".", "--format", "json", "--no-cache", "--select", "LK101,LK102,LK204", *args])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out else {}, err
+
+
+def write_baseline(capsys, path: str = "lockin-baseline.json") -> None:
+    code, _, err = audit(capsys, "--write-baseline", path)
+    assert code == 0 and f"to the baseline {path}" in err
+
+
+def test_baseline_file_is_readable_and_line_free(repo, capsys):
+    write_baseline(capsys)
+    document = json.loads((repo / "lockin-baseline.json").read_text(encoding="utf-8"))
+    assert document["tool"] == "lockin-auditor" and document["format"] == 1
+    assert sorted((e["path"], e["rule"], e["occurrence"]) for e in document["findings"]) == [
+        ("src/train.py", "LK101", 0), ("src/train.py", "LK102", 0)]
+    assert document["errors"] == [{"path": "src/py2.py", "kind": "parse"}]
+    assert set(document["scores"]) == {"overall", "rocm", "tpu", "trainium", "mps", "xpu", "cpu"}
+    assert load_baseline(str(repo / "lockin-baseline.json")).fingerprints
+
+
+def test_moved_code_stays_known_and_new_lock_in_fails(repo, capsys):
+    write_baseline(capsys)
+    moved = '"""A docstring added above."""\n\n\n' + OLD.replace("import torch\n", "import torch\nimport os\n")
+    (repo / "src" / "train.py").write_text(moved, encoding="utf-8")
+    code, report, _ = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "minor")
+    assert code == 0 and report["findings"] == [] and report["errors"] == []
+    assert report["baseline"]["known"] == 2 and report["baseline"]["stale"] == 0 and report["baseline"]["known_errors"] == 1
+    assert report["scores"]["cpu"] < 100  # the score still counts the old lock-in
+    # The same line again is new (its occurrence index is 1), as is a new kind of finding.
+    (repo / "src" / "train.py").write_text(moved + "model = Net().cuda()\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    code, report, err = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "minor")
+    assert code == 1 and sorted(f["rule"] for f in report["findings"]) == ["LK102", "LK204"]
+    assert "2 finding(s) at or above minor" in err
+
+
+def test_fixed_findings_are_stale_and_drop_out_when_rewritten(repo, capsys):
+    write_baseline(capsys)
+    (repo / "src" / "train.py").write_text("import torch\nmodel = Net().to(device)\nx = torch.zeros(3, device='cuda')\n",
+                                           encoding="utf-8")
+    code, report, _ = audit(capsys, "--baseline", "lockin-baseline.json")
+    assert report["baseline"]["stale"] == 1 and report["findings"] == []
+    write_baseline(capsys)
+    code, report, _ = audit(capsys, "--baseline", "lockin-baseline.json")
+    assert report["baseline"]["stale"] == 0 and report["baseline"]["known"] == 1
+
+
+def test_unreadable_files_fail_the_gate_unless_recorded(repo, capsys):
+    code, report, err = audit(capsys, "--fail-on", "blocker")
+    assert code == 1 and "1 file(s) could not be audited" in err
+    write_baseline(capsys)
+    assert audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "blocker")[0] == 0
+    (repo / "src" / "broken.py").write_text("import torch\ndef f(:\n    x.cuda()\n", encoding="utf-8")
+    code, report, _ = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "blocker")
+    assert code == 1 and [e["path"] for e in report["errors"]] == ["src/broken.py"]
+
+
+def test_configured_baseline_is_used_by_default(repo, capsys):
+    (repo / "pyproject.toml").write_text('[tool.lockin-auditor]\nbaseline = "lockin-baseline.json"\n', encoding="utf-8")
+    code, _, err = audit(capsys)
+    assert code == 2 and "not found" in err and "--write-baseline" in err
+    write_baseline(capsys)
+    code, report, _ = audit(capsys)
+    assert report["baseline"]["path"].endswith("lockin-baseline.json") and report["findings"] == []
+    code, report, _ = audit(capsys, "--no-baseline")
+    assert report["baseline"] is None and len(report["findings"]) == 2
+
+
+def test_baseline_paths_do_not_depend_on_where_audit_runs(repo, capsys, monkeypatch):
+    write_baseline(capsys)
+    monkeypatch.chdir(repo / "src")
+    code = main(["train.py", "--format", "json", "--no-cache", "--select", "LK101,LK102",
+                 "--baseline", "../lockin-baseline.json", "--fail-on", "info"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["findings"] == [] and report["baseline"]["known"] == 2
+
+
+def test_fail_on_regression(repo, capsys):
+    write_baseline(capsys)
+    assert audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on-regression")[0] == 0
+    (repo / "src" / "kernel.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    code, report, err = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on-regression", "--select",
+                              "LK101,LK102,LK401")
+    assert code == 1 and "below the baseline's" in err and "--fail-on-regression" in err
+    code, _, err = audit(capsys, "--fail-on-regression")
+    assert code == 1 and "needs a baseline" in err
+
+
+@pytest.mark.parametrize("content", ["not json", '{"tool": "other"}', '{"tool": "lockin-auditor", "format": 99}',
+                                     '{"tool": "lockin-auditor", "format": 1, "findings": [{"x": 1}]}'])
+def test_a_broken_baseline_is_a_clear_error(repo, content):
+    (repo / "b.json").write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError, match="--write-baseline"):
+        load_baseline(str(repo / "b.json"))
