@@ -135,8 +135,9 @@ def test_real_pre_commit_round_trip(tmp_path):
     (work / "src" / "new.py").write_text("import torch\nm = M().cuda()\n", encoding="utf-8")
     _run(["git", "add", "src/new.py"], work, env)
     new = _run(["git", "commit", "-qm", "new"], work, env)
-    assert new.returncode != 0 and "src/new.py:2:" in new.stdout and "LK102" in new.stdout, new.stdout
-    assert "score" not in new.stdout.lower()  # a batch prints findings only
+    said = new.stdout + new.stderr  # git passes the hook's output on to stderr
+    assert new.returncode != 0 and "src/new.py:2:" in said and "LK102" in said, said
+    assert "score" not in said.lower()  # a batch prints findings only
     _run(["git", "rm", "-q", "--cached", "src/new.py"], work, env)
     os.remove(work / "src" / "new.py")
 
