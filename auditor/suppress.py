@@ -217,7 +217,7 @@ def problems(directives: Iterable[Directive], lines: list[str], known: Callable[
             where = "in this file" if d.file_level else "on this line"
             bad.append((item, column, end_column, f"unused suppression: {item} reports nothing {where}"))
         kept = [i for i in d.items if not any(i[1] == b[1] for b in bad)]
-        for item, column, end_column, why in bad:
+        for _item, column, end_column, why in bad:
             if len(kept) == 0 and ours == len(d.items):
                 removal = _remove_directive(d, line)  # nothing left: the whole comment goes
             else:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from json.encoder import encode_basestring  # what JSONEncoder(ensure_ascii=False) uses
-
 from typing import TYPE_CHECKING, TextIO
 
 from auditor import TOOL_NAME, __version__
