@@ -31,7 +31,7 @@ from auditor.model import Finding
 # Until the reader registry declares each kind's comment syntax (issue 8), the kinds here.
 COMMENT_PREFIXES = {"cuda": "//"}
 DEFAULT_PREFIX = "#"
-OUR_PREFIX = "LK"  # a `# noqa:` code with this prefix is ours even when no rule has it
+OUR_PREFIX = "LK"  # a code in a noqa list with this prefix is ours even when no rule has it
 
 
 def comment_prefix(kind: str) -> str:
