@@ -10,8 +10,8 @@ Colour (text report): `--color auto` colours a terminal unless NO_COLOR is set, 
 FORCE_COLOR is set; `--color always` and `--color never` win over both variables and the terminal
 type. A file written with --output gets no colour unless `--color always`."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads every option's Annotated[...] from the
+# signature, and as strings each would be evaluated again on every run (~10 ms with this many options).
 import os
 import sys
 from collections.abc import Iterable
@@ -232,7 +232,7 @@ def _severity(value: str | None) -> str | None:
         raise UsageProblem(str(exc)) from None
 
 
-def _show_progress(settings: Settings) -> bool:
+def _show_progress(settings: "Settings") -> bool:
     """A progress bar only where a person watches: stderr is a terminal, not CI, not pre-commit."""
     if settings.output_format not in (None, "text") or not sys.stderr.isatty():
         return False

@@ -79,6 +79,8 @@ class Runtime:
         self.unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
         self.selected_codes = {r.code for r in rules}
         self._known: dict[str, str] | None = None
+        # The letters of every rule code ("LK", a plugin's "ACME"): a `noqa:` naming none is not ours.
+        self.code_prefixes = tuple(sorted({r.code.rstrip("0123456789").upper() for r in rules} | {"LK"}))
 
     def may_match(self, data: bytes) -> bool:
         """The prefilter: can this Python file hold a finding at all?"""
@@ -143,7 +145,7 @@ class Runtime:
         from auditor import suppress
 
         python = source.kind in ("python", "setup-py")
-        directives = suppress.find_directives(text, suppress.comment_prefix(source.kind), python)
+        directives = suppress.find_directives(text, suppress.comment_prefix(source.kind), python, self.code_prefixes)
         if not directives:
             return
         applied = suppress.apply(result.findings, directives)

@@ -70,25 +70,45 @@ class Directive:
 _SPLIT = re.compile(r"[^\s,]+")
 
 
-def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = False) -> list[Directive]:
-    """Every suppression comment of a file (in Python, only those in real comments)."""
+def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = False,
+                    ours: tuple[str, ...] = (OUR_PREFIX,)) -> list[Directive]:
+    """Every suppression comment of a file (in Python, only those in real comments). A `noqa:`
+    list counts only when it names a code starting with one of `ours` (the code prefixes of the
+    loaded rules): flake8's `# noqa: F401` lines, common in big codebases, cost no tokenizing."""
     marker = prefix.strip()
-    if marker not in text or ("lockin" not in text.lower() and "noqa" not in text.lower()):
-        return []
     pattern = _pattern(marker)
+    lines: list[tuple[int, str, list[re.Match[str]]]] = []
+    for match in pattern.finditer(text):
+        if match.group("kind") is None and not _names_ours(match.group("codes"), ours):
+            continue
+        start = text.rfind("\n", 0, match.start()) + 1
+        number = text.count("\n", 0, start) + 1
+        if lines and lines[-1][0] == number:
+            lines[-1][2].append(match)
+            continue
+        end = text.find("\n", match.end())
+        line = text[start:end if end >= 0 else len(text)].rstrip("\r")
+        lines.append((number, line, [match]))
+    if not lines:
+        return []
     comments = _python_comments(text) if python else None
     directives = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if marker not in line:
-            continue
-        start = None
+    for number, line, _ in lines:
+        begin = 0
         if comments is not None:
-            start = comments.get(number)
-            if start is None:
+            if number not in comments:
                 continue
-        for match in pattern.finditer(line, start or 0):
+            begin = comments[number]
+        for match in pattern.finditer(line, begin):
+            if match.group("kind") is None and not _names_ours(match.group("codes"), ours):
+                continue
             directives.append(_directive(number, line, match))
     return directives
+
+
+def _names_ours(codes: str, ours: tuple[str, ...]) -> bool:
+    upper = codes.upper()
+    return any(prefix in upper for prefix in ours)
 
 
 def _directive(number: int, line: str, match: re.Match[str]) -> Directive:
