@@ -34,3 +34,22 @@ def test_rule_table_is_current():
     assert table.group(1).strip() == rules_markdown_table().strip(), (
         "README rule table is stale: regenerate it with "
         "`python -c 'from auditor.report.rules_view import rules_markdown_table as t; print(t())'`")
+
+
+def test_yaml_examples_parse_and_use_real_flags():
+    """The pre-commit, GitHub Actions and GitLab examples are valid YAML, and every `--flag` an
+    `audit` command in the README uses exists."""
+    import yaml  # comes with pre-commit (test extra)
+
+    from auditor.cli import app
+
+    for block in re.findall(r"```yaml\n(.*?)```", README, re.S):
+        assert yaml.safe_load(block) is not None
+    import typer
+
+    command = typer.main.get_command(app)
+    known = {opt for cmd in command.commands.values() for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
+    used = set()
+    for line in re.findall(r"(?:^|\s|- run: |- )audit (?:scan )?(\S.*)", README, re.M):
+        used |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", line))
+    assert used and used <= known, used - known
