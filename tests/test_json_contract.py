@@ -17,7 +17,7 @@ from auditor.report.json_report import FORMAT_VERSION
 
 CORE = "LK101,LK102,LK103,LK201"
 TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "costs", "summary", "findings", "errors",
-            "warnings", "root", "gate", "baseline", "changed_lines", "suppressed"}
+            "warnings", "root", "scan_root", "gate", "baseline", "changed_lines", "suppressed"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
@@ -63,6 +63,7 @@ def test_top_level(repo, capsys):
     report = report_of(repo, capsys)
     assert set(report) == TOP_KEYS
     assert report["root"] == str(repo) and os.path.isabs(report["root"])  # finding paths are relative to it
+    assert report["scan_root"] == str(repo)
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
@@ -155,6 +156,7 @@ def test_paths_are_relative_to_the_working_directory(repo, capsys, monkeypatch):
         code = main([*args, "--format", "json", "--select", CORE, "--no-cache", "--isolated"])
         report = json.loads(capsys.readouterr().out)
         assert code == 0 and report["root"] == str(repo.parent)
+        assert report["scan_root"] in (str(repo / "pkg"), str(repo.parent), str(repo))
         assert {"repo/pkg/a.py", "repo/pkg/util.py"} <= {f["path"] for f in report["findings"]}
         assert all(f["path"].startswith("repo/") for f in report["findings"])
     monkeypatch.chdir(repo / "pkg")

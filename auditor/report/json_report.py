@@ -17,7 +17,8 @@ from auditor.score import Scores
 if TYPE_CHECKING:
     from auditor.report import Report
 
-# 3: `root` (the absolute folder finding paths are relative to: the working directory), `gate`,
+# 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
+# (the absolute folder scanned: the one given, or the common folder of the paths given), `gate`,
 # `baseline`, `changed_lines` and `suppressed`; `summary.suppressed`; the `suppression` category.
 FORMAT_VERSION = 3
 
@@ -54,7 +55,7 @@ def _run_facts(result: ScanResult, report: Report | None) -> dict:
         changed = {"base": report.changed.base, "files": len(report.changed.files), "hidden": report.hidden_by_diff}
     if report is not None and report.settings.show_suppressed:
         suppressed = [{**f.to_dict(), "suppressed_by": how} for f, how in report.suppressed]
-    return {"root": result.root, "gate": gate, "baseline": baseline, "changed_lines": changed,
+    return {"root": result.root, "scan_root": result.scan_root or result.root, "gate": gate, "baseline": baseline, "changed_lines": changed,
             "suppressed": suppressed}
 
 
