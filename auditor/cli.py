@@ -104,7 +104,7 @@ def scan(
         "--force-exclude/--no-force-exclude", help="Apply the excludes and .gitignore to files named explicitly "
         "too (what pre-commit needs).", show_default=False, rich_help_panel=FILES)] = None,
     respect_gitignore: Annotated[bool | None, typer.Option(
-        "--respect-gitignore/--no-respect-gitignore", help="Skip what .gitignore files ignore [default: respect].",
+        "--respect-gitignore/--no-respect-gitignore", help="Skip what .gitignore files ignore (default: respect).",
         show_default=False, rich_help_panel=FILES)] = None,
     max_file_size: Annotated[float, typer.Option(
         "--max-file-size", min=0.001, help="Skip files larger than this many MB.", rich_help_panel=FILES)] = 10.0,
@@ -140,8 +140,8 @@ def scan(
         rich_help_panel=BASELINES)] = False,
     # -- output
     output_format: Annotated[OutputFormat | None, typer.Option(
-        "--format", "--output-format", "-f", help="Report format [default: text; concise under pre-commit and in "
-        "CI when stdout is not a terminal].", show_default=False, rich_help_panel=OUTPUT)] = None,
+        "--format", "--output-format", "-f", help="Report format (default: text; concise under pre-commit and in "
+        "CI when stdout is not a terminal).", show_default=False, rich_help_panel=OUTPUT)] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", help="Write the report to FILE instead of stdout.", rich_help_panel=OUTPUT)] = None,
     color: Annotated[Color, typer.Option("--color", help="Colour in the text report.", rich_help_panel=OUTPUT)] = Color.auto,
