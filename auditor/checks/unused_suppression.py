@@ -13,7 +13,7 @@ class UnusedSuppression(Rule):
     category = Category.SUPPRESSION
     severity = Severity.MINOR
     message = "{problem}."
-    suggestion = "Delete it (`audit --fix` removes it): a stale suppression would hide the next lock-in written here."
+    suggestion = "Delete it (the finding carries the edit that does): a stale suppression would hide the next lock-in here."
     file_kinds = frozenset({"python", "setup-py", "requirements", "pyproject", "setup-cfg", "cuda"})
     targets = {target: "works" for target in TARGETS}  # costs no portability points
     what = ("Finds suppression comments (`# lockin: ignore[...]`, `# noqa: LK...`, `# lockin: ignore-file[...]`) "
