@@ -5,8 +5,10 @@ Only what is certainly a comment is written: in Python, at the end of a line tha
 (not inside a multi-line string, not after a backslash continuation), checked by re-parsing
 the file to the same syntax tree; in TOML, at a line end, checked by re-reading the same data;
 in requirements files, on lines without a continuation. An existing `# noqa:` list or
-`# lockin: ignore[...]` gets the codes added. setup.cfg (where `#` after a value is part of the
-value), notebooks, files that are not UTF-8, and links are left alone and counted as skipped."""
+`# lockin: ignore[...]` gets the codes added; in YAML, checked by re-reading the same values.
+setup.cfg (where `#` after a value is part of the value), JSON (no comments), Dockerfiles (a `#` after
+an instruction is not a comment), notebooks, files that are not UTF-8, and links are left alone and
+counted as skipped."""
 
 from __future__ import annotations
 
@@ -59,6 +61,11 @@ def add_noqa(findings: list[Finding], files: dict[str, tuple[str, str]]) -> Outc
 def _edit(path: str, kind: str, wanted: dict[int, set[str]]) -> int | str:
     if kind == "setup-cfg":
         return "setup.cfg takes no comment after a value; use per-file-ignores"
+    if comment_prefix(kind) is None:
+        return "this kind of file has no comments (JSON); use per-file-ignores"
+    if kind == "dockerfile":
+        return ("a Dockerfile takes comments only on lines of their own; put `# lockin: ignore[...]` on the line "
+                "above the instruction")
     if os.path.islink(path):
         return "a symbolic link; add the comment in the file it points to"
     try:
@@ -139,6 +146,8 @@ def _same_meaning(old: str, new: str, kind: str) -> bool:
             return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
         except (SyntaxError, ValueError, RecursionError):
             return False
+    if kind in ("yaml", "compose", "conda"):
+        return _same_yaml(old, new)
     if kind == "pyproject" or kind.endswith("toml"):
         import tomllib
 
@@ -147,6 +156,20 @@ def _same_meaning(old: str, new: str, kind: str) -> bool:
         except tomllib.TOMLDecodeError:
             return False
     return True
+
+
+def _same_yaml(old: str, new: str) -> bool:
+    """Same values and shapes (a `#` inside a block scalar would become text); read with the
+    non-constructing, alias-sharing reader audit scans with."""
+    from auditor.readers.yaml_nodes import YamlError, parse
+
+    def shape(text: str) -> list:
+        return [[(path, node.shape, node.value) for path, node, _ in tree.walk()] for tree in parse(text)]
+
+    try:
+        return shape(old) == shape(new)
+    except YamlError:
+        return False
 
 
 def _write(path: str, data: bytes) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from auditor.kinds import match as match_kind
 from auditor.model import FileError
 
 CACHE_DIR_NAME = ".lockin_auditor_cache"
@@ -34,8 +35,6 @@ SKIPPED_DIRS = frozenset({
 # A directory holding one of these files is a virtualenv or a tool cache (CACHEDIR.TAG is the
 # cache-directory standard that pip, cargo and others follow).
 MARKER_FILES = ("pyvenv.cfg", "CACHEDIR.TAG")
-PYTHON_SUFFIXES = (".py", ".pyi")
-CUDA_SUFFIXES = (".cu", ".cuh")
 _ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without a slash
 
 
@@ -43,7 +42,7 @@ _ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without
 class SourceFile:
     path: str  # what to open
     display: str  # POSIX path relative to the scanned root, as reported
-    kind: str  # python | setup-py | requirements | pyproject | setup-cfg | cuda
+    kind: str  # a name from auditor.kinds.KINDS
 
 
 @dataclass
@@ -70,38 +69,16 @@ def tree_unchanged(stamps: list[list]) -> bool:
     return True
 
 
-def _looks_like_requirements(name: str, parent: str) -> bool:
-    lower = name.lower()
-    if not lower.endswith((".txt", ".in")) or lower == "manifest.in":
-        return False
-    return "requirements" in lower or "constraints" in lower or "requirements" in parent.lower()
-
-
 def file_kind(path: str, explicit: bool = False, parent: str | None = None) -> str | None:
-    """The reader a file needs, from its name; None when audit does not read it.
+    """The kind of file (auditor.kinds) `path` is, from its name; None when audit does not read it.
 
     `parent` is the name of the containing folder, when the caller already knows it."""
-    return name_kind(os.path.basename(path), explicit, parent, path)
+    return match_kind(os.path.basename(path), explicit, parent, path)
 
 
 def name_kind(name: str, explicit: bool = False, parent: str | None = None, path: str = "") -> str | None:
     """file_kind for a bare file name (the walk's hot path: no basename per entry)."""
-    lower = name.lower()
-    if lower.endswith(PYTHON_SUFFIXES):
-        return "setup-py" if lower == "setup.py" else "python"
-    if lower.endswith((".toml", ".cfg", ".cu", ".cuh")):
-        if lower == "pyproject.toml":
-            return "pyproject"
-        if lower == "setup.cfg":
-            return "setup-cfg"
-        return "cuda" if lower.endswith(CUDA_SUFFIXES) else None
-    if not lower.endswith((".txt", ".in")) or lower == "manifest.in":
-        return None
-    if parent is None:
-        parent = os.path.basename(os.path.dirname(os.path.abspath(path or name)))
-    if explicit or _looks_like_requirements(name, parent):
-        return "requirements"
-    return None
+    return match_kind(name, explicit, parent, path)
 
 
 def display_path(path: str, root: str) -> str:
@@ -420,7 +397,7 @@ class _Walk:
                     continue
                 subdirs.append((entry.path, display + "/", layers))
                 continue
-            kind = name_kind(name, False, parent)
+            kind = match_kind(name, False, parent)
             if kind is not None and not (filtered and self.skipped(entry.path, name, display, False)):
                 self.add(entry.path, display, kind)
         subdirs.reverse()

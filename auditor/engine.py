@@ -6,10 +6,12 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from functools import partial
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from auditor.config import ConfigError, Settings, nearest
 from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
+from auditor.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import FileError, FileResult, Finding
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
 
@@ -71,11 +73,14 @@ class Runtime:
         self.settings = settings
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
         self.walker = Walker(self.python_rules, catalogue)
+        self._checks: dict[str, Callable[[Runtime, SourceFile, str], FileResult]] = {}
         self.prefilter = build_prefilter(self.python_rules, catalogue)
+        # Rules with a check_file hook for each kind; Python code is walked, not handed to check_file.
         self.by_kind: dict[str, list[Rule]] = {}
         for rule in rules:
             for kind in rule.file_kinds:
-                self.by_kind.setdefault(kind, []).append(rule)
+                if kind != "python":
+                    self.by_kind.setdefault(kind, []).append(rule)
         self.unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
         self.selected_codes = {r.code for r in rules}
         self._known: dict[str, str] | None = None
@@ -114,41 +119,47 @@ class Runtime:
                 source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
 
     def _check(self, source: SourceFile, data: bytes) -> FileResult:
-        # A Python file the prefilter rules out holds no finding; it is only read when it may hold
-        # suppression comments, which then silence nothing.
-        holds_nothing = source.kind == "python" and not self.may_match(data)
+        # A file the prefilter or its kind's gate rules out holds no finding; it is only read when it
+        # may hold suppression comments, which then silence nothing.
+        holds_nothing = not may_hold_findings(source, data, self.may_match)
         if holds_nothing and not (self.unused_rule is not None and may_hold_directive(data)):
             return FileResult(source.display)
+        kind = KINDS_BY_NAME[source.kind]
+        if kind.max_bytes is not None and len(data) > kind.max_bytes:
+            return FileResult(source.display, errors=[FileError(
+                source.display, "too-large", f"file is {len(data) / 1e6:.1f} MB, over the "
+                f"{kind.max_bytes / 1e6:.0f} MB limit for a {kind.name} file; not scanned")])
         try:
-            text = decode_python(data) if source.kind in ("python", "setup-py") else decode_text(data)
+            text = decode_python(data) if kind.decode == "python" else decode_text(data)
         except SourceError as exc:
             if holds_nothing:
                 return FileResult(source.display)
             return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
         if holds_nothing:
             result = FileResult(source.display)
-        elif source.kind in ("python", "setup-py"):
-            result = self._check_python(source, text)
         else:
-            from auditor.context import FileContext
-
-            ctx = FileContext(source.display, text, self.catalogue, source.kind)
-            ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
-            self._run_file_rules(source.kind, ctx)
-            result = FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key),
-                                errors=ctx.errors, parsed=True)
-        self._suppress(source, text, result)
+            check = self._checks.get(kind.check)
+            if check is None:
+                module, _, function = kind.check.partition(":")
+                check = self._checks[kind.check] = getattr(import_module(module), function)
+            result = check(self, source, text)
+            if kind.own_suppressions:  # a notebook applies them to its cells' text, then maps the lines
+                return result
+        self.suppress(source, text, result)
         return result
 
-    def _suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
-        """Apply the file's suppression comments; report those that silence nothing (LK001)."""
+    def suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
+        """Apply the file's suppression comments, in its kind's comment syntax (auditor.kinds); report
+        those that silence nothing (LK001)."""
         from auditor import suppress
 
-        python = source.kind in ("python", "setup-py")
-        directives = suppress.find_directives(text, suppress.comment_prefix(source.kind), python, self.code_prefixes)
+        kind = KINDS_BY_NAME[source.kind]
+        if kind.comment is None:  # JSON: no comments, nothing to apply
+            return
+        directives = suppress.find_directives(text, kind.comment, kind.python, self.code_prefixes)
         if not directives:
             return
-        applied = suppress.apply(result.findings, directives)
+        applied = suppress.apply(result.findings, directives, kind.suppress_above)
         result.findings, result.suppressed = applied.kept, applied.suppressed
         if self.unused_rule is None:
             return
@@ -187,18 +198,32 @@ class Runtime:
 
         return nearest(item, [r.code for r in all_rules()] + [r.name for r in all_rules()])
 
-    def _check_python(self, source: SourceFile, text: str) -> FileResult:
-        from auditor.python_scan import scan_python
-
-        after_walk = None
-        if source.kind == "setup-py":
-            def after_walk(ctx: FileContext) -> None:
-                self._run_file_rules("setup-py", ctx)
-        return scan_python(source.display, text, self.walker, self.catalogue, after_walk)
-
-    def _run_file_rules(self, kind: str, ctx: FileContext) -> None:
+    def run_file_rules(self, kind: str, ctx: FileContext) -> None:
+        """The check_file hooks of the rules that read this kind."""
         for rule in self.by_kind.get(kind, []):
             rule.check_file(ctx)
+
+
+def check_python(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
+    """A Python file: one parse, one walk; file-level rules of its kind (setup.py) share the tree."""
+    from auditor.python_scan import scan_python
+
+    after_walk = None
+    if runtime.by_kind.get(source.kind):
+        def after_walk(ctx: FileContext) -> None:
+            runtime.run_file_rules(source.kind, ctx)
+    return scan_python(source.display, text, runtime.walker, runtime.catalogue, after_walk)
+
+
+def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
+    """Any other kind: its rules read the Document its reader builds (auditor.readers.document)."""
+    from auditor.context import FileContext
+
+    ctx = FileContext(source.display, text, runtime.catalogue, source.kind)
+    ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
+    runtime.run_file_rules(source.kind, ctx)
+    return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.errors,
+                      parsed=True)
 
 
 _DIRECTIVE_BYTES = re.compile(rb"noqa:[^\n]*\bLK\d")
@@ -209,11 +234,26 @@ def may_hold_directive(data: bytes) -> bool:
     return b"lockin" in data or (b"noqa" in data and _DIRECTIVE_BYTES.search(data) is not None)
 
 
+def may_hold_findings(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool]) -> bool:
+    """Whether the file can hold a finding: the Python prefilter for the kinds it applies to, the
+    kind's byte gate (auditor.kinds) for the rest; kinds with neither are always read."""
+    kind = KINDS_BY_NAME.get(source.kind)
+    if kind is None:  # a file list from another version: nothing to read it with
+        return False
+    if kind.python_prefilter and may_match(data):
+        return True
+    if kind.gate is None:
+        return not kind.python_prefilter
+    lowered = data.lower()
+    return any(word in lowered for word in kind.gate)
+
+
 def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool],
                 directives: bool = False) -> bool:
-    """Only Python files are prefiltered; every other kind is always read by its rules. With
-    `directives` (the unused-suppression rule runs), a file with suppression comments is read too."""
-    return source.kind != "python" or may_match(data) or (directives and may_hold_directive(data))
+    """Whether to read the file: it may hold a finding, or (with `directives`: the unused-suppression
+    rule runs) a suppression comment of ours."""
+    return may_hold_findings(source, data, may_match) or (
+        directives and source.kind in KINDS_BY_NAME and may_hold_directive(data))
 
 
 def read_bytes(source: SourceFile, max_bytes: int) -> tuple[bytes, FileError | None]:
@@ -263,13 +303,18 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
                          scan_root=scan_root, settings=settings,
                          select=settings.effective_select, ignore=settings.effective_ignore)
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
-    results = _Scan(found.files, settings, cache, outcome, whole).run()
+    scanner = _Scan(found.files, settings, cache, outcome, whole)
+    results = scanner.run()
     for result in results:
         outcome.findings.extend(result.findings)
         outcome.errors.extend(result.errors)
         outcome.suppressed.extend(result.suppressed)
     # A file included by two requirement files reports its findings once.
     outcome.findings = sorted(set(outcome.findings), key=Finding.sort_key)
+    if outcome.findings:
+        from auditor.alternatives import with_alternatives
+
+        outcome.findings = with_alternatives(outcome.findings, scanner.served)
     outcome.errors.sort()
     _apply_settings(outcome, settings)
     return outcome
@@ -396,6 +441,7 @@ class _Scan:
         self.outcome = outcome
         self.results: list[FileResult | None] = [None] * len(files)
         self.stats: list[tuple[int, int] | None] = [None] * len(files)
+        self.served: set[str] | None = None  # targets the repository's other images serve (auditor.alternatives)
 
     def run(self) -> list[FileResult]:
         misses = self._from_cache()
@@ -403,6 +449,9 @@ class _Scan:
             self._check(misses)
         elif self.cache is not None:
             self.outcome.warnings.extend(self.cache.meta.get("warnings", []))
+        from auditor.alternatives import served_for
+
+        self.served = served_for(self.results, self.files, self.cache)  # before the save: it may update meta
         if self.cache is not None:
             self.cache.save(keep=self._kept_entries())
             self.outcome.warnings.extend(self.cache.warnings)

@@ -15,8 +15,9 @@ Anywhere in the file, on a line of its own:
 A bare `# noqa` is deliberately not honoured: codebases use it for flake8 and pyflakes, and
 treating it as ours would silently hide lock-in. In a `# noqa:` list only codes of our rules (and
 `LK` codes that are no rule) are ours; the others belong to other linters and are left alone.
-The comment marker comes from the file kind (`#`, or `//` in CUDA sources); in Python only real
-comments count (tokenize tells), never text inside a string."""
+The comment marker comes from the file kind (auditor.kinds: `#`, `//` in CUDA sources, none in
+JSON); in Python and notebook code only real comments count (tokenize tells), never text inside a
+string; in a Dockerfile a directive on a line of its own also covers the instruction below it."""
 
 from __future__ import annotations
 
@@ -28,14 +29,16 @@ from dataclasses import dataclass, field
 
 from auditor.model import Finding
 
-# Until the reader registry declares each kind's comment syntax (issue 8), the kinds here.
-COMMENT_PREFIXES = {"cuda": "//"}
 DEFAULT_PREFIX = "#"
 OUR_PREFIX = "LK"  # a code in a noqa list with this prefix is ours even when no rule has it
 
 
-def comment_prefix(kind: str) -> str:
-    return COMMENT_PREFIXES.get(kind, DEFAULT_PREFIX)
+def comment_prefix(kind: str) -> str | None:
+    """How a line comment starts in files of this kind (the registry, auditor.kinds); None: the
+    format has no comments (JSON), so nothing there can be suppressed inline."""
+    from auditor.kinds import comment_prefix as declared
+
+    return declared(kind)
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -63,6 +66,7 @@ class Directive:
     noqa: bool  # `noqa: A1, B2` (foreign codes allowed) rather than `lockin: ignore[...]`
     items: list[tuple[str, int, int]] | None  # (code or name as written, column, end column); None: every rule
     text_after: str = ""  # what follows the directive on its line (more comment text?)
+    alone: bool = False  # nothing but blanks before it on its line
     used: set[str] = field(default_factory=set)  # items that silenced a finding (lower case)
     used_all: bool = False
 
@@ -128,7 +132,7 @@ def _directive(number: int, line: str, match: re.Match[str]) -> Directive:
         file_level = False  # a file-level directive must stand on a line of its own; here it is not one at all
         items = []
     return Directive(number, match.start() + 1, match.end() + 1, file_level, kind is None, items,
-                     line[match.end():])
+                     line[match.end():], alone=not line[:match.start()].strip())
 
 
 def _python_comments(text: str) -> dict[int, int]:
@@ -153,8 +157,10 @@ class Suppressions:
     directives: list[Directive]
 
 
-def apply(findings: list[Finding], directives: list[Directive]) -> Suppressions:
-    """Split the findings into kept and suppressed, marking which directive items were used."""
+def apply(findings: list[Finding], directives: list[Directive], above: bool = False) -> Suppressions:
+    """Split the findings into kept and suppressed, marking which directive items were used. With
+    `above` (Dockerfiles, where `#` starts a comment only at the start of a line), a directive on a
+    line of its own also covers the line below it."""
     if not directives:
         return Suppressions(findings, [], directives)
     by_line: dict[int, list[Directive]] = {}
@@ -162,6 +168,8 @@ def apply(findings: list[Finding], directives: list[Directive]) -> Suppressions:
     for directive in directives:
         if not directive.file_level:
             by_line.setdefault(directive.line, []).append(directive)
+            if above and directive.alone:
+                by_line.setdefault(directive.line + 1, []).append(directive)
     kept: list[Finding] = []
     suppressed: list[tuple[Finding, str]] = []
     for finding in findings:
@@ -273,8 +281,14 @@ def _remove_item(line: str, column: int, end_column: int) -> tuple[int, int, str
 
 def without_suppressed(findings: list[Finding], text: str, kind: str = "python") -> list[Finding]:
     """The findings no directive silences (kept for callers that only want those)."""
-    directives = find_directives(text, comment_prefix(kind), python=kind in ("python", "setup-py"))
-    return apply(findings, directives).kept
+    from auditor.kinds import BY_NAME
+
+    declared = BY_NAME.get(kind)
+    prefix = declared.comment if declared is not None else DEFAULT_PREFIX
+    if prefix is None:
+        return findings
+    directives = find_directives(text, prefix, python=declared is not None and declared.python)
+    return apply(findings, directives, declared is not None and declared.suppress_above).kept
 
 
 # -- per-file-ignores: applied after the cache, from the settings ---------------------------------------

@@ -50,6 +50,10 @@ SAMPLES = [
     # not read
     "README.md", "notes.txt", "dev.in", "MANIFEST.in", "requirements/MANIFEST.in", "Makefile.in", "setup.cfg.bak",
     "tox.ini", "pkg/data.json", "mypyproject.toml", "requirements.md", "x.py.txt",
+    # the kinds beyond Python and requirements (auditor.kinds)
+    "Dockerfile", "docker/Dockerfile.rocm", "ci/gpu.dockerfile", "compose.yaml", "environment.yml",
+    "k8s/job.yaml", "ds_config.json", "conf/train.toml", "scripts/run.sh", "jobs/x.slurm", "nb/demo.ipynb",
+    "data/labels.json", "Cargo.toml", "docker/entrypoint",
 ]
 
 

@@ -39,7 +39,7 @@ def test_rule_table_is_current():
 def test_yaml_examples_parse_and_use_real_flags():
     """The pre-commit, GitHub Actions and GitLab examples are valid YAML, and every `--flag` an
     `audit` command in the README uses exists."""
-    import yaml  # comes with pre-commit (test extra)
+    import yaml
 
     from auditor.cli import app
 
@@ -53,3 +53,12 @@ def test_yaml_examples_parse_and_use_real_flags():
     for line in re.findall(r"(?:^|\s|- run: |- )audit (?:scan )?(\S.*)", README, re.M):
         used |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", line))
     assert used and used <= known, used - known
+
+
+def test_kinds_table_is_current():
+    from auditor.kinds import markdown_table
+
+    table = re.search(r"<!-- kinds-table:start -->\n(.*?)\n<!-- kinds-table:end -->", README, re.S)
+    assert table is not None and table.group(1).strip() == markdown_table().strip(), (
+        "README \"What is read\" table is stale: regenerate it with "
+        "`python -c 'from auditor.kinds import markdown_table as t; print(t())'`")

@@ -200,3 +200,10 @@ def test_add_noqa_then_the_run_is_clean(repo, capsys):
     assert '  "flash-attn",  # noqa: LK504\n' in (repo / "pyproject.toml").read_text(encoding="utf-8")
     code, report = run_json(capsys, "--isolated", "--select", "LK102,LK504")
     assert sorted((f["path"], f["line"]) for f in report["findings"]) == [("tricky.py", 2), ("tricky.py", 4)]
+
+
+def test_suppression_uses_the_comment_syntax_of_the_kind(scan_source):
+    """The marker comes from the file-kind registry: `//` in CUDA, where `#` is no comment."""
+    result = scan_source({"a.cu": "__global__ void j() {}  // lockin: ignore[LK401]\n",
+                          "b.cu": "__global__ void j() {}  # lockin: ignore[LK401]\n"}, select=["LK401"])
+    assert [(f.path, f.line) for f in result.findings] == [("b.cu", 1)]

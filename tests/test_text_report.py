@@ -21,7 +21,8 @@ def rich_findings(result: ScanResult, console) -> None:
             current = f.path
             console.print()
             console.print(Text(f.path, style="bold underline"))
-        console.print(Text.assemble((f"  {f.line}:{f.column} ", "dim"), (f.rule, "bold"), " ",
+        where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
+        console.print(Text.assemble((f"  {where} ", "dim"), (f.rule, "bold"), " ",
                                     (f"[{f.severity}]", SEVERITY_STYLE[f.severity]), f" {f.name}: ", f.message))
         if f.snippet:
             console.print(Text(f"      {f.snippet}", style="dim"))

@@ -15,7 +15,10 @@ from auditor.readers import Located, Requirement, read_dependencies, report
 SCOPE_NOTE = (" Nothing is reported in a requirements file or folder, extra or dependency group named for CUDA "
               "(requirements/cuda.txt, requirements-cu121.txt, extra `cuda`): that is where CUDA-only "
               "dependencies belong.")
-DEPENDENCY_KINDS = frozenset({"requirements", "pyproject", "setup-cfg", "setup-py"})
+DEPENDENCY_KINDS = frozenset({"requirements", "pyproject", "setup-cfg", "setup-py", "conda", "dockerfile", "shell",
+                              "notebook"})
+# Kinds whose own file name can say "the CUDA variant" (Dockerfile.cuda, environment-cuda.yml, install_cu121.sh).
+_NAMED_VARIANTS = frozenset({"requirements", "conda", "dockerfile", "shell"})
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _VERSION = re.compile(r"(?:>=|==|~=|===|>|\^|~)\s*v?(\d+(?:\.\d+)*)")
 
@@ -32,8 +35,11 @@ class PackageEntry:
     pinned_only: bool = False
     portable_from: tuple[int, ...] | None = None
     unless: re.Pattern | None = None  # a version or URL naming another target's build
+    managers: frozenset[str] | None = None  # {"conda"}: only dependencies of these package managers
 
     def accepts(self, req: Requirement) -> bool:
+        if self.managers is not None and (req.origin if req.origin == "conda" else "pip") not in self.managers:
+            return False
         if self.extras is not None and not any(self.extras.search(e.lower()) for e in req.extras):
             return False
         if self.pinned_only and not (req.specifier or req.url):
@@ -71,6 +77,7 @@ def _build(table: dict) -> tuple[PackageEntry, ...]:
             extras=re.compile(extras) if extras else None, pinned_only=bool(row.get("pinned_only")),
             portable_from=tuple(int(p) for p in portable.split(".")) if portable else None,
             unless=re.compile(unless) if unless else None,
+            managers=frozenset(row["managers"]) if row.get("managers") else None,
         ))
     return tuple(entries)
 
@@ -122,9 +129,10 @@ def cuda_scoped(ctx: FileContext, item: Located) -> bool:
     scope = re.compile(pattern, re.IGNORECASE)
     names = []
     owner = item.owner or ctx
-    if owner.kind == "requirements":
+    if owner.kind in _NAMED_VARIANTS:
         parts = owner.path.replace("\\", "/").split("/")
         names.append(parts[-1].rsplit(".", 1)[0])
+        names.append(parts[-1])  # Dockerfile.cuda
         if len(parts) > 1:
             names.append(parts[-2])
     names.append(getattr(item, "group", None) or "")

@@ -19,7 +19,7 @@ import libcst as cst
 from auditor.catalogue import Catalogue, load_catalogue
 from auditor.checks._helpers import callee_name, name_of_target, positional, string_value
 from auditor.checks.base import Rule, shared_visit
-from auditor.context import PythonContext
+from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -43,12 +43,16 @@ def render_instead(instead: dict[str, str]) -> str:
 
 
 class EnvIndex:
-    """Exact names first, then the longest matching prefix."""
+    """Exact names first, then the longest matching prefix. Rows marked `files_only` (broad prefixes
+    such as `CUDA_`) count only where a file sets the variable outright (Dockerfile `ENV`, `export`,
+    compose `environment:`), not for strings in Python code."""
 
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
+    def __init__(self, rows: list[dict[str, Any]], files: bool = False) -> None:
         self.exact: dict[str, EnvVar] = {}
         self.prefixes: list[tuple[str, EnvVar]] = []
         for row in rows:
+            if row.get("files_only") and not files:
+                continue
             var = EnvVar(row["rule"], row.get("why", ""), render_instead(row.get("instead", {})))
             if "name" in row:
                 self.exact[row["name"]] = var
@@ -68,23 +72,24 @@ class EnvIndex:
         return None
 
 
-_INDEXES: dict[int, tuple[dict, EnvIndex]] = {}
+_INDEXES: dict[tuple[int, bool], tuple[dict, EnvIndex]] = {}
 
 
-def env_index(catalogue: Catalogue) -> EnvIndex:
-    """The index for this catalogue's env table, built once."""
+def env_index(catalogue: Catalogue, files: bool = False) -> EnvIndex:
+    """The index for this catalogue's env table, built once (`files`: with the files-only rows)."""
     table = catalogue.table("env")
-    cached = _INDEXES.get(id(table))
+    cached = _INDEXES.get((id(table), files))
     if cached is None or cached[0] is not table:
-        cached = (table, EnvIndex(table.get("env_var", [])))
-        _INDEXES[id(table)] = cached
+        cached = (table, EnvIndex(table.get("env_var", []), files))
+        _INDEXES[(id(table), files)] = cached
     return cached[1]
 
 
 def rule_tokens(rule: str) -> tuple[str, ...]:
     """Prefilter tokens for one rule: every name and prefix it owns, lower-cased."""
     rows = load_catalogue().table("env").get("env_var", [])
-    return tuple(sorted({(row.get("name") or row["prefix"]).lower() for row in rows if row["rule"] == rule}))
+    return tuple(sorted({(row.get("name") or row["prefix"]).lower() for row in rows
+                         if row["rule"] == rule and not row.get("files_only")}))
 
 
 
@@ -97,9 +102,29 @@ def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:
     return name in table.get("callees", ()) or name.endswith(tuple(table.get("callee_suffixes", ())))
 
 
+# Kinds whose readers report environment settings (auditor.readers.document.Document.env).
+ENV_FILE_KINDS = frozenset({"dockerfile", "shell", "notebook", "compose", "yaml"})
+
+
 class EnvVarRule(Rule):
     """Base of the env-var rules. The matching runs once per node for the whole family (shared
-    visits) and each variable is reported under the rule the catalogue gives it."""
+    visits) and each variable is reported under the rule the catalogue gives it. In other kinds of
+    file (Dockerfile `ENV`, `export`, compose `environment:`, `%env`) the variables the file sets
+    are looked up the same way."""
+
+    file_kinds = frozenset({"python"}) | ENV_FILE_KINDS
+
+    def check_file(self, ctx: FileContext) -> None:
+        from auditor.readers.document import read_document
+
+        index = env_index(ctx.catalogue, files=True)
+        for setting in read_document(ctx).env:
+            # A plain shell assignment (`CUDA_MAJOR=12`) may be a mere variable: exact names only.
+            var = index.lookup(setting.name, exact_only=setting.via == "assign")
+            if var is not None and var.rule == self.name:
+                ctx.findings.append(ctx.make_finding(
+                    self, setting.line, setting.column, setting.end_line, setting.end_column,
+                    {"var": setting.name, "why": var.why, "instead": var.instead}))
 
     def _check(self, node: cst.CSTNode, name: str | None, ctx: PythonContext, exact_only: bool = False) -> None:
         if name is None:

@@ -27,6 +27,16 @@ class Example:
     line: int | None = None
 
 
+def notebook_example(*cells: tuple[str, str]) -> str:
+    """A notebook's JSON from (cell type, source) pairs, for examples with `path="x.ipynb"` (their
+    `line` is then the line in its cell)."""
+    import json
+
+    return json.dumps({"cells": [{"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True)}
+                                 for kind, source in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                      indent=1)
+
+
 class Valid(Example):
     pass
 

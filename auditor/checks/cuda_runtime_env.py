@@ -32,6 +32,7 @@ class CudaRuntimeEnv(EnvVarRule):
         Valid('import os\nos.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"\n'),
         Valid('if name == "CUDA_HOME":\n    pass\nerrors = ["CUDA_ERROR_OUT_OF_MEMORY"]\n'),
         Valid('warnings.warn("set PYTORCH_CUDA_ALLOC_CONF to avoid fragmentation")\n'),
+        Valid("FROM python:3.11\nENV PYTORCH_ALLOC_CONF=expandable_segments:True\n# ENV FORCE_CUDA=1\n", path="Dockerfile"),
     ]
     INVALID = [
         Invalid('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', line=2),
@@ -40,4 +41,7 @@ class CudaRuntimeEnv(EnvVarRule):
         Invalid('import os\ncuda_home = os.getenv("CUDA_HOME") or os.getenv("CUDA_PATH")\n', line=2),
         Invalid('import os\nos.environ.update(CUBLAS_WORKSPACE_CONFIG=":4096:8")\n', line=2),
         Invalid('env = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}\n', line=1),
+        Invalid("FROM python:3.11\nENV FORCE_CUDA=1 \\\n    TORCH_CUDA_ARCH_LIST=\"7.0 8.0 9.0\"\n", path="Dockerfile", line=2),
+        Invalid("FROM python:3.11\nENV FORCE_CUDA=1 \\\n    TORCH_CUDA_ARCH_LIST=\"7.0 8.0 9.0\"\n", path="Dockerfile", line=3),
+        Invalid("#!/bin/bash\nexport CUDA_HOME=/usr/local/cuda\n", path="env.sh", line=2),
     ]

@@ -35,6 +35,7 @@ class CudaTorchBuild(DependencyRule):
               path="pyproject.toml"),
         Valid("from setuptools import setup\nsetup(install_requires=['torch'])  # torch==2.1+cu121\n", path="setup.py"),
         Valid("jax[cuda12]\n", path="requirements.txt"),  # the gpu-kernel-package rule owns it
+        Valid("dependencies:\n  - pytorch=2.1.0\n  - cpuonly\n  # - pytorch-cuda=11.8\n", path="environment.yml"),
     ]
     INVALID = [
         Invalid("numpy\ntorch==2.1.0+cu121\n", path="requirements.txt", line=2),
@@ -49,6 +50,10 @@ class CudaTorchBuild(DependencyRule):
         Invalid("from setuptools import setup\nREQUIRED = [\n    'torch==2.1.0+cu121',\n]\n"
                 "setup(name='x', install_requires=REQUIRED)\n", path="setup.py", line=3),
         Invalid("humming-kernels[cu13]==0.1.19\n", path="requirements.txt", line=1),
+        Invalid("name: x\ndependencies:\n  - pytorch=2.1.0\n  - pytorch-cuda=11.8\n", path="environment.yml", line=4),
+        Invalid("dependencies:\n  - pytorch==2.1.0=py3.10_cuda11.8_cudnn8.7.0_0\n", path="conda-gpu.yml", line=2),
+        Invalid("dependencies:\n  - pip:\n    - torch==2.1.0+cu118\n", path="environment.yaml", line=3),
+        Invalid("FROM python:3.11\nRUN pip install \"torch==2.1.0+cu121\" torchvision\n", path="Dockerfile", line=2),
     ]
 
     def check_file(self, ctx: FileContext) -> None:
@@ -57,8 +62,13 @@ class CudaTorchBuild(DependencyRule):
         url = re.compile(table.get("url", r"$^"), re.IGNORECASE)
         extras = re.compile(table.get("extras", r"$^"), re.IGNORECASE)
         entries = package_entries(ctx)
+        conda_packages = set(table.get("conda_packages", ()))
+        conda_build = re.compile(table.get("conda_build", r"$^"), re.IGNORECASE)
         for req in read_dependencies(ctx).requirements:
             evidence = self._evidence(req, label, url)
+            if evidence is None and req.origin == "conda":
+                found = conda_build.search(req.build or "")
+                evidence = found.group(0) if found else (req.text if req.key in conda_packages else None)
             if evidence is None and match_package(req, entries) is None:
                 evidence = next((f"[{e}]" for e in req.extras if extras.search(e)), None)
             if evidence is not None and not cuda_scoped(ctx, req):

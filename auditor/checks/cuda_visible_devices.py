@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._env import EnvVarRule, rule_tokens
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import Invalid, Valid, notebook_example
 from auditor.model import Category, Severity
 
 
@@ -34,6 +34,9 @@ class CudaVisibleDevices(EnvVarRule):
         Valid('import os\nos.environ["ZE_AFFINITY_MASK"] = "0"\n'),
         Valid('raise RuntimeError("CUDA_VISIBLE_DEVICES")\n'),
         Valid('name = "CUDA_VISIBLE_DEVICES"\n'),
+        Valid("#!/bin/bash\n# export CUDA_VISIBLE_DEVICES=0\necho \"CUDA_VISIBLE_DEVICES=0\"\nexport HIP_VISIBLE_DEVICES=0\n",
+              path="run.sh"),
+        Valid("FROM python:3.11\n# ENV CUDA_VISIBLE_DEVICES=0\nLABEL x=\"CUDA_VISIBLE_DEVICES\"\n", path="Dockerfile"),
     ]
     INVALID = [
         Invalid('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n', line=2),
@@ -45,4 +48,10 @@ class CudaVisibleDevices(EnvVarRule):
         Invalid('def test_x(monkeypatch):\n    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")\n', line=2),
         Invalid('import os\nfor key in ("CUDA_VISIBLE_DEVICES", "LOCAL_RANK"):\n    os.environ.pop(key, None)\n', line=2),
         Invalid('class Platform:\n    device_control_env_var: str = "CUDA_VISIBLE_DEVICES"\n', line=2),
+        Invalid("#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\npython train.py\n", path="run.sh", line=2),
+        Invalid("FROM python:3.11\nENV NVIDIA_VISIBLE_DEVICES all\n", path="Dockerfile", line=2),
+        Invalid(notebook_example(("markdown", "Pick a GPU"), ("code", "import os\n%env CUDA_VISIBLE_DEVICES=0\n")),
+                path="nb.ipynb", line=2),
+        Invalid("services:\n  app:\n    image: python:3.11\n    environment:\n      - CUDA_VISIBLE_DEVICES=0\n",
+                path="docker-compose.yml", line=5),
     ]

@@ -42,6 +42,11 @@ class CudaWheelIndex(DependencyRule):
         # The per-target structure this rule recommends: a CUDA-only file or extra.
         Valid("--extra-index-url https://download.pytorch.org/whl/cu121\ntorch\n", path="requirements/cuda.txt"),
         Valid('[tool.uv.sources]\ntorch = [{ index = "pytorch-cu121", extra = "cu121" }]\n', path="pyproject.toml"),
+        Valid("FROM python:3.11\n# RUN pip install torch --index-url https://download.pytorch.org/whl/cu121\n"
+              "RUN pip install torch --index-url https://download.pytorch.org/whl/cpu\n", path="Dockerfile"),
+        Valid("FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\nRUN pip install torch --extra-index-url "
+              "https://download.pytorch.org/whl/cu121\n", path="docker/Dockerfile.cuda"),
+        Valid("name: x\nchannels:\n  - conda-forge\ndependencies:\n  - pytorch\n", path="environment.yml"),
     ]
     INVALID = [
         Invalid("--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.1.0\n", path="requirements.txt",
@@ -59,6 +64,11 @@ class CudaWheelIndex(DependencyRule):
                 line=6),
         Invalid("from setuptools import setup\nsetup(name='x', dependency_links=["
                 "'https://download.pytorch.org/whl/cu113/torch_stable.html'])\n", path="setup.py", line=2),
+        Invalid("FROM python:3.11\nRUN pip install --pre torch \\\n    --index-url https://download.pytorch.org/whl/nightly/cu118\n",
+                path="Dockerfile", line=3),
+        Invalid("name: x\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch\n", path="environment.yml", line=4),
+        Invalid("#!/bin/bash\nconda install -y pytorch pytorch-cuda=12.1 -c pytorch -c nvidia\n", path="setup_env.sh", line=2),
+        Invalid("#!/bin/bash\nuv pip install torch --torch-backend=cu126\n", path="install.sh", line=2),
     ]
 
     def check_file(self, ctx: FileContext) -> None:
@@ -66,8 +76,11 @@ class CudaWheelIndex(DependencyRule):
         hosts = {h.lower() for h in table.get("hosts", ())}
         url = re.compile(table.get("url", r"$^"), re.IGNORECASE)
         name = re.compile(table.get("name", r"$^"), re.IGNORECASE)
+        channels = {c.lower() for c in table.get("channels", ())}
         for index in read_dependencies(ctx).indexes:
-            if self._is_cuda(index, hosts, url, name) and not cuda_scoped(ctx, index):
+            cuda = (index.option.startswith("conda") and (index.name or "").lower() in channels) or \
+                self._is_cuda(index, hosts, url, name)
+            if cuda and not cuda_scoped(ctx, index):
                 via = f" (routes `{index.package}`)" if index.package else ""
                 report(ctx, self, index, option=index.option, target=index.url or f"index `{index.name}`", via=via)
 

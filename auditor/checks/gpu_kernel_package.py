@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._dependency import SCOPE_NOTE, PackageRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import Invalid, Valid, notebook_example
 from auditor.model import Severity
 
 
@@ -33,6 +33,9 @@ class GpuKernelPackage(PackageRule):
               path="pyproject.toml"),
         Valid("from setuptools import setup\nimport torch\nreqs = ['numpy']\nif torch.cuda.is_available():\n"
               "    reqs.append('xformers')\nsetup(install_requires=reqs)\n", path="setup.py"),
+        Valid(notebook_example(("markdown", "!pip install flash-attn"), ("code", "# !pip install flash-attn\nimport torch\n")),
+              path="demo.ipynb"),
+        Valid("#!/bin/bash\necho 'pip install flash-attn'\n", path="scripts/setup.sh"),
     ]
     INVALID = [
         Invalid("torch\nflash-attn>=2.5.8\n", path="requirements.txt", line=2),
@@ -50,4 +53,7 @@ class GpuKernelPackage(PackageRule):
         Invalid("from setuptools import setup\nEXTRAS = {'serve': ['flashinfer-python']}\n"
                 "setup(name='x', extras_require=EXTRAS)\n", path="setup.py", line=2),
         Invalid("[options]\nsetup_requires = cudf-cu12\n", path="setup.cfg", line=2),
+        Invalid(notebook_example(("markdown", "Install the kernels"), ("code", "!pip install -q flash-attn --no-build-isolation\nimport torch\n")),
+                path="demo.ipynb", line=1),
+        Invalid("#!/bin/bash\nset -e\npip install 'xformers==0.0.23' && python train.py\n", path="scripts/setup.sh", line=3),
     ]

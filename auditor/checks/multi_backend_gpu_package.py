@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._dependency import SCOPE_NOTE, PackageRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import Invalid, Valid, notebook_example
 from auditor.model import Severity
 
 
@@ -28,4 +28,6 @@ class MultiBackendGpuPackage(PackageRule):
         Invalid("faiss-gpu-cu12\n", path="requirements.txt", line=1),
         Invalid('[project]\nname = "x"\ndependencies = ["pytorch-triton==3.2.0+git4b3bb1f8"]\n', path="pyproject.toml",
                 line=3),
+        Invalid(notebook_example(("code", "%pip install bitsandbytes accelerate\n"), ("code", "import bitsandbytes as bnb\n")),
+                path="notebooks/quantize.ipynb", line=1),
     ]

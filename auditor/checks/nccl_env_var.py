@@ -32,6 +32,8 @@ class NcclEnvVar(EnvVarRule):
         Valid('parser.add_argument("--debug", help="sets NCCL_DEBUG")\n'),
         Valid('if name == "NCCL_DEBUG":\n    pass\n'),
         Valid('backends = ["NCCL_SYMM_MEM", "CUSTOM"]\nbackends.append("NCCL_SYMM_MEM")\n'),
+        Valid("services:\n  train:\n    image: python:3.11\n    environment:\n      GLOO_SOCKET_IFNAME: eth0\n"
+              "    labels:\n      note: NCCL_DEBUG\n", path="compose.yaml"),
     ]
     INVALID = [
         Invalid('import os\nos.environ["NCCL_DEBUG"] = "INFO"\n', line=2),
@@ -41,4 +43,8 @@ class NcclEnvVar(EnvVarRule):
         Invalid('import os\nenv = dict(os.environ, NCCL_P2P_DISABLE="1")\n', line=2),
         Invalid('import subprocess\nsubprocess.run(cmd, env={"NCCL_IB_DISABLE": "1"})\n', line=2),
         Invalid('def test_x(monkeypatch):\n    monkeypatch.setenv("NCCL_DEBUG", "INFO")\n', line=2),
+        Invalid("services:\n  train:\n    image: python:3.11\n    environment:\n      NCCL_DEBUG: INFO\n",
+                path="compose.yaml", line=5),
+        Invalid("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: x\n      env:\n        - name: NCCL_SOCKET_IFNAME\n"
+                "          value: eth0\n", path="k8s/pod.yaml", line=7),
     ]

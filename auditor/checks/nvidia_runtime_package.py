@@ -23,6 +23,8 @@ class NvidiaRuntimePackage(PackageRule):
         Valid('[project]\nname = "x"\ndescription = "Works on nvidia GPUs"\ndependencies = ["torch"]\n',
               path="pyproject.toml"),
         Valid("nvidia-dali-cuda120\n", path="requirements.txt"),  # a data pipeline, gpu-kernel-package
+        Valid("dependencies:\n  - python=3.10\n  - numpy\n  - pip:\n    - cuda-bench-notes-unrelated-name-x\n",
+              path="environment.yml"),
     ]
     INVALID = [
         Invalid("torch==2.4.0\nnvidia-cudnn-cu12==9.1.0.70\n", path="requirements.txt", line=2),
@@ -34,4 +36,7 @@ class NvidiaRuntimePackage(PackageRule):
         Invalid("[options.extras_require]\ngpu =\n    nvidia-cublas-cu11\n", path="setup.cfg", line=3),
         Invalid("import setuptools\nsetuptools.setup(install_requires=['numpy', 'nvidia-cuda-nvrtc-cu12'])\n",
                 path="setup.py", line=2),
+        Invalid("channels: [conda-forge]\ndependencies:\n  - python=3.10\n  - cudatoolkit=11.3\n", path="environment.yml",
+                line=4),
+        Invalid("FROM python:3.11\nRUN conda install -y -c nvidia cuda-nvcc=12.1\n", path="Dockerfile", line=2),
     ]

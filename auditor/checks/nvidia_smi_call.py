@@ -6,7 +6,7 @@ from auditor.checks._env import is_message_call
 from auditor.checks._helpers import string_value
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
-from auditor.context import PythonContext
+from auditor.context import FileContext, PythonContext
 from auditor.model import Category, Severity
 
 
@@ -32,9 +32,11 @@ class NvidiaSmiCall(ValueFlowRule):
     suggestion = ("Ask PyTorch instead (`torch.accelerator.device_count()`, `torch.accelerator.get_memory_info()`), "
                   "or call the target's tool (amd-smi, xpu-smi, neuron-ls) and treat a missing tool as optional.")
     tokens = ("nvidia-smi",)
+    file_kinds = frozenset({"python", "shell", "dockerfile", "notebook"})
     what = ('Finds "nvidia-smi ..." commands (a string, f-string or a list/tuple whose first element starts with '
             "nvidia-smi) passed to a call: subprocess.run/Popen/check_output/call, os.system, os.popen, "
-            "shutil.which and shell helpers, directly or through a variable.")
+            "shutil.which and shell helpers, directly or through a variable; in shell scripts, Dockerfile `RUN`/`CMD` "
+            "lines and notebook `!` lines, `nvidia-smi` run as a command (also inside `$(...)`).")
     why = ("nvidia-smi ships with the NVIDIA driver. On ROCm, XPU, TPU, Trainium, MPS and CPU machines the binary "
            "is missing, so device discovery or monitoring built on it raises (FileNotFoundError, "
            "CalledProcessError) or reports no devices.")
@@ -51,6 +53,8 @@ class NvidiaSmiCall(ValueFlowRule):
         Valid('raise RuntimeError("nvidia-smi failed")\n'),
         Valid('msg = "nvidia-smi is missing"\nlogger.error(msg)\n'),
         Valid('import subprocess\nsubprocess.run(["amd-smi", "list"])\n'),
+        Valid('#!/bin/bash\necho "run nvidia-smi to check"  # nvidia-smi\n# nvidia-smi -L\n', path="run.sh"),
+        Valid("FROM python:3.11\n# RUN nvidia-smi\nRUN echo nvidia-smi\n", path="Dockerfile"),
     ]
     INVALID = [
         Invalid('import subprocess\nout = subprocess.check_output(["nvidia-smi", "-L"])\n', line=2),
@@ -60,7 +64,20 @@ class NvidiaSmiCall(ValueFlowRule):
         Invalid('import subprocess\ncmd = ["nvidia-smi", "topo", "-m"]\nsubprocess.run(cmd)\n', line=2),
         Invalid('import os\nos.popen(f"nvidia-smi -i {gpu} --query-gpu=name")\n', line=2),
         Invalid('info = run_and_read_all(run_lambda, "nvidia-smi topo -m")\n', line=1),
+        Invalid("#!/bin/bash\nset -e\nNUM_GPUS=$(nvidia-smi -L | wc -l)\n", path="scripts/train.sh", line=3),
+        Invalid("FROM python:3.11\nRUN pip install torch && \\\n    nvidia-smi\n", path="Dockerfile", line=3),
     ]
+
+    def check_file(self, ctx: FileContext) -> None:
+        """Shell-like files: `nvidia-smi` run as a command."""
+        from auditor.readers.document import read_document
+
+        commands = tuple(ctx.catalogue.table("env").get("nvidia_smi", {}).get("commands", ("nvidia-smi",)))
+        for command in read_document(ctx).commands:
+            if command.argv[0].rsplit("/", 1)[-1] in commands:
+                word = command.words[0]
+                ctx.findings.append(ctx.make_finding(self, word.line, word.column, command.end_line,
+                                                     command.end_column, {}))
 
     def _command(self, node: cst.BaseExpression, ctx: PythonContext) -> cst.BaseExpression | None:
         """`node` when it is an nvidia-smi command string or argv list."""

@@ -50,6 +50,7 @@ class Requirement(Located):
     origin: str = ""  # where it was declared: "requirements", "project.dependencies", "install_requires", ...
     group: str | None = None  # optional extra / dependency group / poetry group it belongs to
     text: str = ""  # the requirement as written
+    build: str | None = None  # a conda build string (`py3.10_cuda11.8_cudnn8_0`)
 
 
 @dataclass
@@ -84,19 +85,9 @@ def _read(ctx: FileContext) -> Dependencies:
         from auditor.readers.setup_py import read_setup_py
 
         return read_setup_py(ctx)
-    if ctx.kind == "requirements":
-        from auditor.readers.requirements import read_requirements
+    from auditor.readers.document import read_document
 
-        return read_requirements(ctx)
-    if ctx.kind == "pyproject":
-        from auditor.readers.pyproject import read_pyproject
-
-        return read_pyproject(ctx)
-    if ctx.kind == "setup-cfg":
-        from auditor.readers.setup_cfg import read_setup_cfg
-
-        return read_setup_cfg(ctx)
-    return Dependencies()
+    return read_document(ctx).dependencies
 
 
 def report(ctx: FileContext, rule: Rule, item: Located, **fields: Any) -> None:

@@ -18,6 +18,7 @@ from auditor.readers.locate import Locator
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
+    from auditor.readers.document import Document
 
 _UV_INDEX_KEYS = {"index-url": "index-url", "extra-index-url": "extra-index-url", "find-links": "find-links"}
 
@@ -182,3 +183,10 @@ class _Reader:
                 self.index(url, "tool.pdm.source", where, name if isinstance(name, str) else None)
         for group, items in _table(pdm.get("dev-dependencies")).items():
             self.pep508(("tool", "pdm", "dev-dependencies"), group, _strings(items), "tool.pdm.dev-dependencies", group)
+
+
+def document(ctx: FileContext) -> Document:
+    """The kind's reader (auditor.kinds): the file's dependencies."""
+    from auditor.readers.document import Document
+
+    return Document(dependencies=read_pyproject(ctx))

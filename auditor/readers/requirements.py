@@ -15,6 +15,7 @@ from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salv
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
+    from auditor.readers.document import Document
 
 # optparse destinations of the options that say where packages come from.
 _INDEX_OPTIONS = {"index_url": "--index-url", "extra_index_urls": "--extra-index-url", "find_links": "--find-links"}
@@ -175,3 +176,10 @@ def _find(ctx: FileContext, number: int, needle: str) -> tuple[int, int]:
     if at < 0:
         return _span(ctx, number)
     return at + 1, at + len(needle) + 1
+
+
+def document(ctx: FileContext) -> Document:
+    """The kind's reader (auditor.kinds): the file's dependencies."""
+    from auditor.readers.document import Document
+
+    return Document(dependencies=read_requirements(ctx))

@@ -11,6 +11,7 @@ from auditor.readers.locate import Locator
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
+    from auditor.readers.document import Document
 
 _REQUIREMENT_KEYS = ("install_requires", "setup_requires", "tests_require")
 
@@ -64,3 +65,10 @@ def _requirements(ctx: FileContext, deps: Dependencies, locator: Locator, path: 
             where.line, where.column, where.end_line, where.end_column)
         item.origin, item.group = origin, group
         deps.requirements.append(item)
+
+
+def document(ctx: FileContext) -> Document:
+    """The kind's reader (auditor.kinds): the file's dependencies."""
+    from auditor.readers.document import Document
+
+    return Document(dependencies=read_setup_cfg(ctx))

@@ -112,7 +112,8 @@ def _findings(result: ScanResult, console: Console) -> None:
         if head is None:
             head = shared[key] = (paint(f.rule, "bold") + " " + paint(f"[{f.severity}]", SEVERITY_STYLE.get(f.severity, ""))
                                   + _clean(f" {f.name}: {f.message}"))
-        out.append(paint(f"  {f.line}:{f.column} ", "dim") + head)
+        where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
+        out.append(paint(f"  {where} ", "dim") + head)
         if f.snippet:
             out.append(paint(_clean(f"      {f.snippet}"), "dim"))
         if f.suggestion:
