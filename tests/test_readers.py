@@ -389,3 +389,21 @@ def test_add_noqa_in_the_new_kinds(tmp_path, capsys, monkeypatch):
     main([".", "--no-cache", "--isolated", "--select", "LK105,LK509,LK603", "--format", "json"])
     left = sorted(f["path"] for f in json.loads(capsys.readouterr().out)["findings"])
     assert left == ["Dockerfile", "ds_config.json"]
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [
+    ("text", ["cell 4:3:15 LK102"]),
+    ("concise", ["demo.ipynb:cell 4:3:15: LK102"]),
+    ("markdown", ["demo.ipynb:cell 4:3:15"]),
+    ("github", ["file=demo.ipynb,line=1::cell 4, line 3:"]),
+    ("gitlab", ['"lines": {\n        "begin": 1', "LK102 cell 4, line 3:"]),
+    ("sarif", ['"cell": 4', '"cellLine": 3', '"cellColumn": 15']),
+    ("junit", ["at cell 4:3:15", 'line="1"']),
+])
+def test_notebook_positions_in_every_format(tmp_path, capsys, monkeypatch, fmt, expected):
+    (tmp_path / "demo.ipynb").write_text(NOTEBOOK, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    main([".", "--no-cache", "--isolated", "--select", "LK102", "--format", fmt])
+    out = capsys.readouterr().out
+    for part in expected:
+        assert part in out, (part, out[:2000])

@@ -17,12 +17,17 @@ SEVERITIES = {"blocker": "blocker", "major": "major", "minor": "minor", "info": 
 def issues(report: Report) -> list[dict]:
     out = []
     for fp, f in keyed(report.findings):
-        description = f"{f.rule} {f.message}" + (f" (cell {f.cell})" if f.cell is not None else "")
+        if f.cell is None:
+            description = f"{f.rule} {f.message}"
+            location = {"path": f.path, "positions": {"begin": {"line": f.line, "column": f.column},
+                                                      "end": {"line": f.end_line, "column": f.end_column}}}
+        else:  # a notebook's lines are counted in a cell, not in the JSON file: name the cell, point at line 1
+            description = f"{f.rule} cell {f.cell}, line {f.line}: {f.message}"
+            location = {"path": f.path, "lines": {"begin": 1}}
         out.append({
             "type": "issue", "check_name": f.rule, "description": description, "content": {"body": f.suggestion},
             "categories": ["Compatibility"], "fingerprint": fp, "severity": SEVERITIES.get(f.severity, "minor"),
-            "location": {"path": f.path, "positions": {"begin": {"line": f.line, "column": f.column},
-                                                       "end": {"line": f.end_line, "column": f.end_column}}},
+            "location": location,
         })
     for e in report.errors:
         out.append({

@@ -34,10 +34,12 @@ def build(report: Report) -> ET.Element:
         suite = ET.SubElement(suites, "testsuite", name=_text(path))
         classname = _text(path.rsplit(".", 1)[0].replace("/", "."))
         for f in by_path[path]:
-            case = ET.SubElement(suite, "testcase", name=_text(f"{f.rule} {f.name} at {f.line}:{f.column}"),
-                                 classname=classname, file=_text(path), line=str(f.line))
+            # A notebook's lines are counted in a cell: name it, and point the file line at the start.
+            where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
+            case = ET.SubElement(suite, "testcase", name=_text(f"{f.rule} {f.name} at {where}"),
+                                 classname=classname, file=_text(path), line=str(f.line if f.cell is None else 1))
             failure = ET.SubElement(case, "failure", message=_text(f.message), type=f.severity)
-            failure.text = _text(f"{path}:{f.line}:{f.column}: {f.rule} {f.message}\n{f.snippet}\nFix: {f.suggestion}")
+            failure.text = _text(f"{path}:{where}: {f.rule} {f.message}\n{f.snippet}\nFix: {f.suggestion}")
         for e in errors_by_path[path]:
             case = ET.SubElement(suite, "testcase", name=_text(f"audit {path}"), classname=classname, file=_text(path))
             error = ET.SubElement(case, "error", message=_text(e.message), type=_text(e.kind))
