@@ -31,7 +31,7 @@ from auditor import __version__
 from auditor.model import Edit, FileError, FileResult, Finding, Fix
 
 CACHE_DIR_NAME = ".lockin_auditor_cache"
-FORMAT = 4
+FORMAT = 5  # 5: a fix keeps the reason it is only shown
 MAGIC = b"LKAUDIT-CACHE\n"
 # marshal reads the results of a large tree ~8x faster than json (a warm run has under a second);
 # it is only ever given bytes whose digest matches, i.e. bytes this module wrote.
@@ -101,8 +101,8 @@ def _code_fingerprint() -> list:
 def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: int,
                  extra: dict | None = None) -> str:
     """What the results depend on besides the files: a change to any of it starts a new cache.
-    `extra` is the rest of the settings the results depend on (Settings.cache_material: the
-    project's catalogue additions)."""
+    `extra` is the rest of what the results depend on: the project's catalogue additions
+    (Settings.cache_extra) and its torch floor, which decides the fixes findings carry."""
     from auditor.catalogue import catalogue_fingerprint
 
     material = json.dumps({
@@ -115,7 +115,7 @@ def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: 
 
 _TARGETS = 10  # in a finding row: an index into the cache's table of per-target effects
 _TEXTS = (4, 5, 6, 7, 8, 9, 11, 13)  # rule, name, category, severity, message, suggestion, min_torch, context
-_FIX = 15  # in a finding row: None, or (applicability, message, min_torch, ((line, column, end_line, end_column, content), ...))
+_FIX = 15  # in a finding row: None, or (applicability, message, min_torch, reason, ((line, column, end_line, end_column, content), ...))
 _ROW_LENGTH = 16
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 _NOTHING = FileResult("")  # the cached result of the many files without findings or errors; never mutated
@@ -353,15 +353,15 @@ def _valid_row(row: object, targets: int) -> bool:
 def _fix_row(fix: Fix | None) -> tuple | None:
     if fix is None:
         return None
-    return (fix.applicability, fix.message, fix.min_torch,
+    return (fix.applicability, fix.message, fix.min_torch, fix.reason,
             tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))
 
 
 def _fix_from_row(row: tuple | list | None) -> Fix | None:
     if row is None:
         return None
-    applicability, message, min_torch, edits = row
-    return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch)
+    applicability, message, min_torch, reason, edits = row
+    return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch, reason)
 
 
 def prepare_directory(directory: str) -> None:
@@ -391,12 +391,18 @@ def _prune(directory: str) -> None:
         _remove(entry.path)
 
 
+def cache_location(scan_root: str, cache_dir: str | None) -> tuple[str, str]:
+    """(project root, cache folder) for a scan of `scan_root`."""
+    project = project_root(scan_root)
+    return project, os.path.abspath(cache_dir) if cache_dir else os.path.join(project, CACHE_DIR_NAME)
+
+
 def open_cache(scan_root: str, cache_dir: str | None, select: list[str] | None, ignore: list[str] | None,
                max_bytes: int, display_base: str | None = None, extra: dict | None = None) -> Cache:
     """The cache for this scan, loaded from disk (empty when missing or unusable). Paths are
-    displayed relative to `display_base` (default: the scanned root)."""
-    project = project_root(scan_root)
-    directory = os.path.abspath(cache_dir) if cache_dir else os.path.join(project, CACHE_DIR_NAME)
+    displayed relative to `display_base` (default: the scanned root). `extra` holds what else the
+    results depend on (the settings' catalogue additions, the project's torch floor)."""
+    project, directory = cache_location(scan_root, cache_dir)
     base = os.path.abspath(display_base or scan_root)
     relative = os.path.relpath(base, project).replace(os.sep, "/")
     prefix = "" if relative == "." else relative + "/"

@@ -74,7 +74,7 @@ class FileContext:
             rule=rule.code, name=rule.name, category=rule.category.value,
             severity=rule.severity.value, message=_render(rule.message, fields),
             suggestion=_render(rule.suggestion, fields), targets=rule.effects(),
-            min_torch=min_torch, snippet=snippet,
+            min_torch=min_torch, snippet=snippet, fix=fields.get("__fix"),
         )
 
     def report_at(self, rule: Rule, line: int, column: int = 1, end_line: int | None = None,

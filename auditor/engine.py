@@ -18,10 +18,13 @@ from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
     from collections.abc import Callable
 
+    import libcst as cst
+
     from auditor.cache import Cache
     from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
     from auditor.context import FileContext
+    from auditor.fix.floor import TorchFloor
     from auditor.parallel import Task
     from auditor.prefilter import Prefilter
     from auditor.progress import Progress
@@ -48,6 +51,7 @@ class ScanResult:
     select: list[str] | None = None
     ignore: list[str] | None = None
     selected: list[Rule] | None = field(default=None, repr=False)
+    floor: TorchFloor | None = None  # the project's torch floor the fixes were judged against
 
     @property
     def rules(self) -> list[Rule]:
@@ -63,7 +67,9 @@ class Runtime:
     """Everything a process needs to check files with one rule selection; built once per process."""
 
     def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES,
-                 settings: Settings | None = None) -> None:
+                 settings: Settings | None = None, floor: TorchFloor | None = None) -> None:
+        from auditor.fix.floor import TorchFloor
+        from auditor.fix.policy import gate_rules
         from auditor.registry import build_prefilter
         from auditor.walker import Walker
 
@@ -71,8 +77,13 @@ class Runtime:
         self.catalogue = catalogue
         self.max_bytes = max_bytes
         self.settings = settings
+        self.floor = floor or TorchFloor()
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
-        self.walker = Walker(self.python_rules, catalogue)
+        # Rules left out of the selection whose findings still keep a file from being CUDA-clean
+        # (auditor/fix/policy.py): they run, their findings only hold fixes back.
+        self.hidden = gate_rules(self.python_rules, catalogue)
+        self.hidden_codes = frozenset(rule.code for rule in self.hidden)
+        self.walker = Walker([*self.python_rules, *self.hidden], catalogue)
         self._checks: dict[str, Callable[[Runtime, SourceFile, str], FileResult]] = {}
         self.prefilter = build_prefilter(self.python_rules, catalogue)
         # Rules with a check_file hook for each kind; Python code is walked, not handed to check_file.
@@ -137,11 +148,21 @@ class Runtime:
             return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
         if holds_nothing:
             result = FileResult(source.display)
+            self.suppress(source, text, result)
+            return result
+        return self.check_text(source, text)
+
+    def check_text(self, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:
+        """Check decoded text as the file `source` (the fixer checks each round's text this way,
+        passing the Python tree it already parsed)."""
+        kind = KINDS_BY_NAME[source.kind]
+        if module is not None and kind.check == "auditor.engine:check_python":
+            result = check_python(self, source, text, module)
         else:
             check = self._checks.get(kind.check)
             if check is None:
-                module, _, function = kind.check.partition(":")
-                check = self._checks[kind.check] = getattr(import_module(module), function)
+                where, _, function = kind.check.partition(":")
+                check = self._checks[kind.check] = getattr(import_module(where), function)
             result = check(self, source, text)
             if kind.own_suppressions:  # a notebook applies them to its cells' text, then maps the lines
                 return result
@@ -204,15 +225,17 @@ class Runtime:
             rule.check_file(ctx)
 
 
-def check_python(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
-    """A Python file: one parse, one walk; file-level rules of its kind (setup.py) share the tree."""
+def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:
+    """A Python file: one parse, one walk; file-level rules of its kind (setup.py) share the tree.
+    `module`: the text's tree when the caller has it (the fixer)."""
     from auditor.python_scan import scan_python
 
     after_walk = None
     if runtime.by_kind.get(source.kind):
         def after_walk(ctx: FileContext) -> None:
             runtime.run_file_rules(source.kind, ctx)
-    return scan_python(source.display, text, runtime.walker, runtime.catalogue, after_walk)
+    return scan_python(source.display, text, runtime.walker, runtime.catalogue, after_walk, floor=runtime.floor,
+                       hidden=runtime.hidden_codes, module=module)
 
 
 def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
@@ -291,17 +314,18 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     settings = options or Settings()
     scan_root = resolve_root(paths)
     base = os.path.abspath(base) if base is not None else scan_root
+    floor = _floor(scan_root, settings)
     cache = None
     if settings.cache:
         from auditor.cache import open_cache
 
         cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
-                           settings.max_bytes, display_base=base, extra=settings.cache_extra())
+                           settings.max_bytes, display_base=base, extra=_cache_extra(settings, floor))
     validate_rules(settings, cache)
     found = _discover(paths, base, settings, cache)
     outcome = ScanResult(root=base, files=found.files, errors=list(found.errors), skipped=found.skipped,
                          scan_root=scan_root, settings=settings,
-                         select=settings.effective_select, ignore=settings.effective_ignore)
+                         select=settings.effective_select, ignore=settings.effective_ignore, floor=floor)
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
     scanner = _Scan(found.files, settings, cache, outcome, whole)
     results = scanner.run()
@@ -403,6 +427,24 @@ def catalogue_for(settings: Settings | None) -> Catalogue:
     from auditor.catalogue import extended
 
     return extended(base, settings.packages, settings.modules, settings.portable_modules)
+
+
+def _floor(scan_root: str, settings: Settings) -> TorchFloor:
+    """The project's torch floor, read before any file is checked: it is part of the cache key.
+    --torch-version or the configuration's `torch-version` override the dependency files."""
+    from auditor.cache import cache_location
+    from auditor.fix.floor import resolve_floor
+
+    project, directory = cache_location(scan_root, settings.cache_dir)
+    return resolve_floor(project, settings.torch_version, settings.origin("torch-version"),
+                         memo_dir=directory if settings.cache else None)
+
+
+def _cache_extra(settings: Settings, floor: TorchFloor) -> dict | None:
+    extra = settings.cache_extra()
+    if floor.key() is None:
+        return extra
+    return {**(extra or {}), "torch_floor": floor.key()}
 
 
 def _discover(paths: list[str], root: str, options: Settings, cache: Cache | None) -> Discovery:
@@ -527,7 +569,8 @@ class _Scan:
     def _runtime(self) -> Runtime:
         from auditor.registry import registry_warnings
 
-        runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options)
+        runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
+                          self.outcome.floor)
         warnings = list(registry_warnings())
         self.outcome.warnings.extend(warnings)
         if self.cache is not None:

@@ -71,16 +71,19 @@ class Edit:
 @dataclass(frozen=True)
 class Fix:
     """A rewrite carried by a finding: plain text edits, so it survives the process pool and the
-    cache. `min_torch` is the PyTorch version the rewritten code needs."""
+    cache. `min_torch` is the PyTorch version the rewritten code needs. `reason` says why a fix
+    that would otherwise be applied is only shown (`display`): the project's torch floor is older
+    than `min_torch`, the file is not CUDA-clean (catalogue 5.5), or the finding's context."""
 
     applicability: str  # an Applicability value
     message: str
     edits: tuple[Edit, ...]
     min_torch: str | None = None
+    reason: str | None = None
 
     def to_dict(self) -> dict:
         return {"applicability": self.applicability, "message": self.message, "min_torch": self.min_torch,
-                "edits": [edit.to_dict() for edit in self.edits]}
+                "reason": self.reason, "edits": [edit.to_dict() for edit in self.edits]}
 
 
 @dataclass(frozen=True)

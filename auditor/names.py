@@ -37,6 +37,10 @@ class Resolver:
         self.module = Scope("module", None)
         self.current = self.module
         self.imported: set[str] = set()  # every name bound by an import anywhere in the file
+        # For fixes, which must know whether a name they write means the same everywhere in the
+        # file: what each import-bound name stands for, and every name bound to anything else.
+        self.import_targets: dict[str, set[str]] = {}
+        self.local_names: set[str] = set()
 
     def push(self, kind: str, name: str = "") -> Scope:
         self.current = Scope(kind, self.current, name)
@@ -53,6 +57,9 @@ class Resolver:
             scope = self.module
         if qualified is not None:
             self.imported.add(name)
+            self.import_targets.setdefault(name, set()).add(qualified)
+        else:
+            self.local_names.add(name)
         scope.bind(name, qualified, fallback)
 
     def declare_global(self, name: str) -> None:

@@ -83,16 +83,18 @@ def chunks(tasks: Sequence[Task], jobs: int) -> list[list[Task]]:
     return out
 
 
-def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings: Settings | None = None) -> None:
+def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings: Settings | None = None,
+                 floor: tuple[str | None, str] = (None, "")) -> None:
     global _worker
     runtime = _runtime
     if (runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes
-            or runtime.settings != settings):
+            or runtime.settings != settings or (runtime.floor.version, runtime.floor.source) != floor):
         from auditor.engine import Runtime, catalogue_for
+        from auditor.fix.floor import TorchFloor
         from auditor.registry import rule_by_code
 
         rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
-        runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings)
+        runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings, TorchFloor(*floor))
     _worker = (runtime, hashing)
 
 
@@ -147,7 +149,8 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
     try:
         with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_context(tasks),
                                  initializer=_init_worker,
-                                 initargs=(codes, runtime.max_bytes, hashing, runtime.settings)) as pool:
+                                 initargs=(codes, runtime.max_bytes, hashing, runtime.settings,
+                                           (runtime.floor.version, runtime.floor.source))) as pool:
             futures: dict[Future, list[Task]] = {pool.submit(_check_chunk, chunk): chunk for chunk in work}
             if started is not None:
                 started()  # only now: no thread may run in this process while workers fork

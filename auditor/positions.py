@@ -93,18 +93,25 @@ class LineIndex:
         return line + 1, offset - self.starts[line] + 1
 
 
-def node_ranges(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int, int, int]]:
-    """(line, column, end_line, end_column), 1-based with an exclusive end, for each node by id."""
-    nodes = list(nodes)
+def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int]]:
+    """(start, end) character offsets of each node by id (and of every node generated before the
+    last of them); one code generation pass that stops at the last node asked for."""
     state = _OffsetCodegen(module, {id(node) for node in nodes})
     try:
         module._codegen(state)
     except _AllPlaced:
         pass  # findings near the top of a file cost only the code up to them
+    return state.spans
+
+
+def node_ranges(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int, int, int]]:
+    """(line, column, end_line, end_column), 1-based with an exclusive end, for each node by id."""
+    nodes = list(nodes)
+    spans = node_spans(module, nodes)
     index = LineIndex(text)
     ranges: dict[int, tuple[int, int, int, int]] = {}
     for node in nodes:
-        span = state.spans.get(id(node))
+        span = spans.get(id(node))
         if span is None:
             continue
         line, column = index.position(span[0])

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from auditor.catalogue import Catalogue
 from auditor.context import PythonContext
 from auditor.model import FileError, FileResult, Finding
-from auditor.positions import node_ranges
+from auditor.positions import LineIndex, node_spans
 from auditor.walker import Walker
+
+if TYPE_CHECKING:
+    from auditor.fix.floor import TorchFloor
+    from auditor.fix.plan import PlannedFix
 
 # Node types whose validation finds syntax errors the grammar lets through ("a" b"b"): still checked.
 _GRAMMAR_GAPS = frozenset({cst.ConcatenatedString})
 _unvalidated = 0  # how many unvalidated_parsing() blocks are open
+VALIDATING_POST_INIT = cst.CSTNode.__dict__.get("__post_init__")  # libcst's own (the fixer validates with it)
 
 
 def _validate_grammar_gaps(node: cst.CSTNode) -> None:
@@ -59,11 +65,15 @@ def parse_error_message(exc: cst.ParserSyntaxError) -> str:
 
 
 def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
-                after_walk: Callable[[PythonContext], None] | None = None) -> FileResult:
-    """The file's findings; `after_walk` lets file-level rules (setup.py) use the same tree."""
+                after_walk: Callable[[PythonContext], None] | None = None, floor: TorchFloor | None = None,
+                hidden: frozenset[str] = frozenset(), module: cst.Module | None = None) -> FileResult:
+    """The file's findings; `after_walk` lets file-level rules (setup.py) use the same tree.
+    `floor` is the project's torch floor the fixes are judged against; findings of the `hidden`
+    rules only hold fixes back (auditor/fix/policy.py) and are dropped. `module`: the text's tree
+    when the caller already has it (the fixer)."""
     result = FileResult(path=path, parsed=True)
     try:
-        module = parse_module(text)
+        module = module if module is not None else parse_module(text)
     except cst.ParserSyntaxError as exc:
         result.errors.append(FileError(path, "parse", parse_error_message(exc)))
         return result
@@ -81,27 +91,46 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
         return result
     if after_walk is not None:
         after_walk(ctx)
-    result.findings = place_findings(ctx)
+    result.findings = place_findings(ctx, floor, hidden)
     result.errors.extend(ctx.errors)
     return result
 
 
-def place_findings(ctx: PythonContext) -> list[Finding]:
-    """Turn pending node reports into findings, drop duplicates and superseded ones, sort."""
+def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
+                   hidden: frozenset[str] = frozenset()) -> list[Finding]:
+    """Turn pending node reports into findings (with their fixes), drop duplicates and superseded
+    ones, sort."""
     findings = list(ctx.findings)
+    planned: dict[int, PlannedFix] = {}
     if ctx.pending:
+        from auditor.fix.build import plan_fixes
+
+        plans = plan_fixes(ctx, hidden)
         ends = [fields["__end_node"] for _, _, fields in ctx.pending if "__end_node" in fields]
-        ranges = node_ranges(ctx.module, ctx.text, [*(node for _, node, _ in ctx.pending), *ends])
-        for rule, node, fields in ctx.pending:
-            fields = dict(fields)
-            end_node = fields.pop("__end_node", None)
-            span = ranges.get(id(node))
+        wanted = [*(node for _, node, _ in ctx.pending), *ends, *plans.anchors]
+        spans = node_spans(ctx.module, wanted)
+        index = LineIndex(ctx.text)
+        placer = plans.placer(ctx.text, spans) if plans.by_report else None
+        for number, (rule, node, fields) in enumerate(ctx.pending):
+            span = spans.get(id(node))
             if span is None:
                 continue
-            if end_node is not None and id(end_node) in ranges:
-                span = (*span[:2], *ranges[id(end_node)][2:])
-            findings.append(ctx.make_finding(rule, *span, fields))
-    return drop_redundant(findings, ctx)
+            end_node = fields.get("__end_node")
+            end = spans[id(end_node)][1] if end_node is not None and id(end_node) in spans else span[1]
+            finding = ctx.make_finding(rule, *index.position(span[0]), *index.position(end), fields)
+            planned_fix = plans.finish(number, placer)
+            if planned_fix is not None:
+                planned[id(finding)] = planned_fix
+            findings.append(finding)
+    kept = drop_redundant(findings, ctx)
+    if planned:
+        from auditor.fix.floor import TorchFloor
+        from auditor.fix.policy import finalize
+
+        kept = finalize(kept, planned, floor or TorchFloor(), ctx.catalogue, ctx.text)
+    if hidden:
+        kept = [f for f in kept if f.rule not in hidden]
+    return kept
 
 
 def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) -> list[Finding]:

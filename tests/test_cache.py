@@ -288,7 +288,8 @@ def test_a_finding_round_trips_with_context_cell_and_fix(tmp_path):
 
     repo = make_repo(tmp_path, {"a.py": BAD})
     cache = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)
-    fix = Fix("safe", "use torch.amp", (Edit(1, 1, 1, 5, "torch.amp"), Edit(2, 1, 3, 1, "")), "2.4")
+    fix = Fix("display", "use torch.amp", (Edit(1, 1, 1, 5, "torch.amp"), Edit(2, 1, 3, 1, "")), "2.4",
+              "needs torch >= 2.4; the project supports torch 2.3")
     finding = Finding("a.py", 1, 1, 1, 2, "LK209", "n", "cuda-api", "minor", "m", "s", {"cpu": "degrades"}, "2.4",
                       "snip", context="guarded", cell=2, fix=fix)
     cache.store(FileResult("a.py", findings=[finding], parsed=True), 10, 1, "digest-a")

@@ -3,11 +3,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from auditor.checks._helpers import keyword, positional
-from auditor.checks.base import ApiRule, Invalid, Valid
+from auditor.checks.base import ApiRule, FixSpec, Invalid, Valid
+from auditor.fix.plan import FixPlan
 from auditor.model import Category, Severity
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
+    from auditor.fix.plan import Report, Rewriter
 
 
 class AmpGradScalerDefaultDevice(ApiRule):
@@ -36,6 +38,11 @@ class AmpGradScalerDefaultDevice(ApiRule):
         Invalid("import torch\nscaler = torch.GradScaler(enabled=use_amp)\n", line=2),
         Invalid("from torch.amp import GradScaler\nscaler = GradScaler(init_scale=1024)\n", line=2),
         Invalid("import torch as th\nscaler = th.amp.GradScaler(enabled=True, growth_interval=100)\n", line=2),
+        # Fix (F29): the implicit device made explicit.
+        Invalid("import torch\nscaler = torch.amp.GradScaler(enabled=use_amp)\n", line=2, fix_class="safe",
+                fixed='import torch\nscaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n'),
+        Invalid("from torch.amp import GradScaler\nscaler = GradScaler()\n", line=2,
+                fixed='from torch.amp import GradScaler\nscaler = GradScaler("cuda")\n'),
     ]
 
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
@@ -46,3 +53,13 @@ class AmpGradScalerDefaultDevice(ApiRule):
             return  # the device may be among the unpacked arguments
         if positional(call, 0) is None and keyword(call, "device") is None:
             super().on_reference(ref, ctx)
+
+    FIXES = (FixSpec("F29", "safe", '`torch.amp.GradScaler()` -> `torch.amp.GradScaler("cuda")`: the implicit '
+                     "default made explicit (then choose `dev.type`)", "2.3"),)
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        call = report.ref.call if report.ref is not None else None
+        if call is None:
+            return None
+        return FixPlan("safe", 'Pass the device the scaler already uses: `"cuda"`',
+                       [rewriter.prepend_args(call, '"cuda"')], "2.3", fix_id="F29")

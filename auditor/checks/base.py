@@ -11,7 +11,11 @@ from auditor.catalogue import ApiEntry, load_catalogue
 from auditor.model import TARGETS, Category, Effect, Severity
 
 if TYPE_CHECKING:
+    from auditor.catalogue import Catalogue
     from auditor.context import FileContext, PythonContext, Reference
+    from auditor.fix.plan import FixPlan, Report, Rewriter
+
+UNCHANGED = "<unchanged>"  # Invalid(..., fixed=UNCHANGED): the rule must leave this code as it is
 
 
 @dataclass(frozen=True)
@@ -19,12 +23,16 @@ class Example:
     """Source that a rule must (Invalid) or must not (Valid) report.
 
     `path` picks the reader (a requirements file, a pyproject.toml, ...); `line`, when given,
-    is where an Invalid example's finding must start.
+    is where an Invalid example's finding must start. `fixed` (as Fixit's expected_replacement)
+    is the code after this rule's fixes, safe and unsafe, ran until stable (UNCHANGED: none
+    applies); `fix_class` the applicability of the fix of the finding on `line`.
     """
 
     code: str
     path: str = "example.py"
     line: int | None = None
+    fixed: str | None = None
+    fix_class: str | None = None
 
 
 def notebook_example(*cells: tuple[str, str]) -> str:
@@ -43,6 +51,17 @@ class Valid(Example):
 
 class Invalid(Example):
     pass
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """A rewrite a rule offers, for `audit explain` and the fix column of `audit rules`."""
+
+    fix_id: str  # the catalogue's number (5.3), e.g. "F01"
+    applicability: str  # safe | unsafe | display
+    summary: str  # before -> after, in one line
+    min_torch: str | None = None
+    gated: bool = False  # applied only in a CUDA-clean file (catalogue 5.5)
 
 
 def shared_visit(func):
@@ -82,6 +101,8 @@ class Rule:
     targets: ClassVar[dict[str, str]] = {}
     # Catalogue-style entries a plugin brings along.
     apis: ClassVar[list[ApiEntry]] = []
+    # The rewrites `fix` can produce (documentation; the examples' `fixed` are the tests).
+    FIXES: ClassVar[tuple[FixSpec, ...]] = ()
 
     def effects(self) -> dict[str, str]:
         table = load_catalogue().effects.get(self.name) or self.targets
@@ -94,10 +115,24 @@ class Rule:
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
         """A use or import of a catalogue name that belongs to this rule."""
         ctx.report(self, ref.report_node, api=ref.qualified, replacement=ref.entry.replacement,
-                   min_torch=ref.entry.since)
+                   min_torch=ref.entry.since, __ref=ref)
 
     def finish(self, ctx: PythonContext) -> None:
         """Called after the walk of each Python file."""
+
+    # Fixes (auditor/fix/): called after the walk, for each of this rule's reports in a Python file.
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
+        """The rewrite(s) of one report, best first (the first the project's torch allows is used)."""
+        return None
+
+    def fix_specs(self, catalogue: Catalogue) -> list[FixSpec]:
+        return list(self.FIXES)
+
+    def has_fixes(self) -> bool:
+        return type(self).fix is not Rule.fix
+
+    def has_gated_fixes(self, catalogue: Catalogue) -> bool:
+        return any(spec.gated for spec in self.fix_specs(catalogue))
 
     # Hook for other file kinds (requirements, pyproject, CUDA sources, ...).
     def check_file(self, ctx: FileContext) -> None:
@@ -111,3 +146,16 @@ class ApiRule(Rule):
     hands this rule the references whose qualified name the catalogue gives to it."""
 
     tokens = ()  # derived from the catalogue rows, see registry.build_prefilter
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
+        """The catalogue's swap for the reference (rules/fixes.toml), when its row fits this use."""
+        from auditor.fix.swaps import swap_fix
+
+        return swap_fix(report, rewriter)
+
+    def fix_specs(self, catalogue: Catalogue) -> list[FixSpec]:
+        from auditor.fix.swaps import swaps_of_rule
+
+        swaps = [FixSpec(s.fix_id, s.applicability, f"`{s.api[0]}` -> `{s.to}`", s.since, s.gated)
+                 for s in swaps_of_rule(catalogue, self.name)]
+        return [*self.FIXES, *swaps]

@@ -1,8 +1,17 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
+from auditor.fix.plan import FixPlan
 from auditor.model import Category, Severity
+
+if TYPE_CHECKING:
+    from auditor.context import Reference
+    from auditor.fix.plan import Report, Rewriter
 
 
 class CudaAmpDeprecated(CudaApiRule):
@@ -39,4 +48,113 @@ class CudaAmpDeprecated(CudaApiRule):
         Invalid("import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
                 "    @torch.cuda.amp.custom_fwd\n    def forward(ctx, x):\n        return x\n", line=5),
         Invalid("from torch.cuda import amp\nwith amp.autocast(enabled=True):\n    pass\n", line=2),
+        # Fixes (F01-F03): the expected code after `--fix`, run until stable.
+        Invalid("import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n", line=2, fix_class="safe",
+                fixed='import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16):\n    y = model(x)\n'),
+        Invalid("import torch as th\nwith th.cuda.amp.autocast(True, th.bfloat16, False):\n    pass\n", line=2,
+                fixed='import torch as th\nwith th.amp.autocast("cuda", enabled=True, dtype=th.bfloat16, '
+                      'cache_enabled=False):\n    pass\n'),
+        Invalid("from torch.cuda.amp import autocast, GradScaler\nimport torch\n\nscaler = GradScaler(init_scale=1024)\n"
+                "with autocast(enabled=use_amp):\n    pass\n", line=4,
+                fixed='import torch\n\nscaler = torch.amp.GradScaler("cuda", init_scale=1024)\n'
+                      'with torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16):\n    pass\n'),
+        Invalid("from torch.cuda.amp import autocast\n\n\n@autocast()\ndef forward(x):\n    return x\n", line=4,
+                fixed='import torch\n\n\n@torch.amp.autocast("cuda", dtype=torch.float16)\ndef forward(x):\n'
+                      '    return x\n'),
+        Invalid("import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+                "    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n\n"
+                "    @staticmethod\n    @torch.cuda.amp.custom_bwd\n    def backward(ctx, g):\n        return g\n",
+                line=5, fix_class="safe",
+                fixed="import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+                      '    @torch.amp.custom_fwd(cast_inputs=torch.float32, device_type="cuda")\n    def forward(ctx, x):\n'
+                      "        return x\n\n    @staticmethod\n"
+                      '    @torch.amp.custom_bwd(device_type="cuda")\n    def backward(ctx, g):\n        return g\n'),
+        Invalid("from torch.cuda import amp  # mixed precision\nscaler = Wrapper(amp.GradScaler(),\n"
+                "                 amp.GradScaler(enabled=False))\n", line=2,
+                fixed='import torch\nscaler = Wrapper(torch.amp.GradScaler("cuda"),\n'
+                      '                 torch.amp.GradScaler("cuda", enabled=False))\n'),
+        # Left alone: unpacked arguments, a reference that is not called, `torch` taken by a parameter.
+        Invalid("import torch\nwith torch.cuda.amp.autocast(*flags):\n    pass\n", line=2, fixed=UNCHANGED),
+        Invalid("import torch\nctx = torch.cuda.amp.autocast if amp else nullcontext\n", line=2, fixed=UNCHANGED),
+        Invalid("from torch.cuda.amp import autocast\n\ndef f(torch):\n    with autocast():\n        return torch\n",
+                line=4, fixed=UNCHANGED),
     ]
+
+    FIXES = (
+        FixSpec("F01", "safe", '`torch.cuda.amp.autocast(E, D, C)` -> `torch.amp.autocast("cuda", enabled=E, dtype=D, '
+                'cache_enabled=C)` (positional arguments become keywords: the orders differ; `dtype=torch.float16` '
+                "is added when missing, as the wrapper hard-codes it)", "2.0"),
+        FixSpec("F02", "safe", '`torch.cuda.amp.GradScaler(...)` -> `torch.amp.GradScaler("cuda", ...)`', "2.3"),
+        FixSpec("F03", "safe", '`@torch.cuda.amp.custom_fwd` / `custom_bwd` -> `@torch.amp.custom_fwd(device_type="cuda")`'
+                " (arguments kept)", "2.4"),
+    )
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        ref = report.ref
+        if ref is None or ref.kind == "import":
+            return None  # the import goes once no use is left (auditor/fix/imports.py)
+        name = ref.qualified.rsplit(".", 1)[-1]
+        if name == "autocast" and ref.call is not None:
+            return _autocast(ref, rewriter)
+        if name == "GradScaler" and ref.call is not None:
+            return _grad_scaler(ref, rewriter)
+        if name in ("custom_fwd", "custom_bwd"):
+            return _custom(name, ref, rewriter)
+        return None
+
+
+_AUTOCAST_ARGS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's positional order
+
+
+def _autocast(ref: Reference, rewriter: Rewriter) -> FixPlan | None:
+    call = ref.call
+    args = list(call.args)
+    positional = [a for a in args if a.keyword is None]
+    keywords = {a.keyword.value for a in args if a.keyword is not None}
+    if any(a.star for a in args) or len(positional) > len(_AUTOCAST_ARGS) or keywords - set(_AUTOCAST_ARGS):
+        return None
+    spelled = rewriter.name_for("torch.amp.autocast", site=ref)
+    dtype = None if "dtype" in keywords or len(positional) >= 2 else rewriter.name_for("torch.float16", site=ref)
+    if spelled is None or ("dtype" not in keywords and len(positional) < 2 and dtype is None):
+        return None
+    edits = [rewriter.replace(call.func, spelled[0]), *spelled[1]]
+    extra = f"dtype={dtype[0]}" if dtype is not None else ""
+    if dtype is not None:
+        edits += [e for e in dtype[1] if e.content not in {i.content for i in spelled[1]}]
+    if not args:
+        edits.append(rewriter.append_args(call, '"cuda"' + (", " + extra if extra else "")))
+    else:
+        first = '"cuda", ' + (_AUTOCAST_ARGS[0] + "=" if args[0].keyword is None else "")
+        edits.append(rewriter.insert_before(args[0], first))
+        edits += [rewriter.insert_before(arg.value, _AUTOCAST_ARGS[i] + "=") for i, arg in enumerate(positional) if i]
+        if extra:
+            edits.append(rewriter.append_args(call, extra))
+    return FixPlan("safe", f'Replace with `{spelled[0]}("cuda", ...)` (keyword arguments)', edits, "2.0", fix_id="F01")
+
+
+def _grad_scaler(ref: Reference, rewriter: Rewriter) -> FixPlan | None:
+    call = ref.call
+    spelled = rewriter.name_for("torch.amp.GradScaler", site=ref)
+    if spelled is None or any(a.star for a in call.args):
+        return None
+    edits = [rewriter.replace(call.func, spelled[0]), *spelled[1], rewriter.prepend_args(call, '"cuda"')]
+    return FixPlan("safe", f'Replace with `{spelled[0]}("cuda", ...)`', edits, "2.3", fix_id="F02")
+
+
+def _custom(name: str, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
+    spelled = rewriter.name_for(f"torch.amp.{name}", site=ref)
+    if spelled is None:
+        return None
+    message = f'Replace with `{spelled[0]}(..., device_type="cuda")`'
+    call = ref.call
+    if call is not None:
+        if any(a.star for a in call.args) or any(a.keyword is not None and a.keyword.value == "device_type"
+                                                 for a in call.args):
+            return None
+        edits = [rewriter.replace(call.func, spelled[0]), *spelled[1],
+                 rewriter.append_args(call, 'device_type="cuda"')]
+        return FixPlan("safe", message, edits, "2.4", fix_id="F03")
+    if isinstance(rewriter.parent(ref.node), cst.Decorator):
+        edits = [rewriter.replace(ref.node, f'{spelled[0]}(device_type="cuda")'), *spelled[1]]
+        return FixPlan("safe", message, edits, "2.4", fix_id="F03")
+    return None

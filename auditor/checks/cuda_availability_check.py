@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from auditor.checks.base import ApiRule, Invalid, Valid
+from auditor.checks.base import UNCHANGED, ApiRule, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -28,4 +28,25 @@ class CudaAvailabilityCheck(ApiRule):
         Invalid("import torch as th\nuse_gpu = th.cuda.is_available()\n", line=2),
         Invalid("from torch import cuda as tc\nok = tc.is_available()\n", line=2),
         Invalid("from torch.cuda import is_available\nok = is_available()\n", line=1),
+        # Fix (F12, unsafe, only in a CUDA-clean file).
+        Invalid("import torch as th\nuse_gpu = th.cuda.is_available()\nrun(check=th.cuda.is_available)\n", line=2,
+                fix_class="unsafe",
+                fixed="import torch as th\nuse_gpu = th.accelerator.is_available()\nrun(check=th.accelerator.is_available)\n"),
+        Invalid("from torch.cuda import is_available\nok = is_available()\n", line=2,
+                fixed="import torch\nok = torch.accelerator.is_available()\n"),
+        # Left alone: the CUDA-only call in the branch would then run on MPS/XPU and raise there.
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", line=2,
+                fix_class="display", fixed=UNCHANGED),
+        # Left alone: the file already chooses per backend; an accelerator check would take the CUDA
+        # branch on XPU too, ahead of the branch written for it.
+        Invalid("import torch\nif torch.cuda.is_available():\n    n = 1\nelif is_xpu_available():\n    n = torch.xpu.device_count()\n",
+                line=2, fix_class="display", fixed=UNCHANGED),
+        # Left alone: the branch it decides names CUDA (a CUDA backend, a CUDA-only message).
+        Invalid('import torch\nif not torch.cuda.is_available():\n    raise RuntimeError("CUDA is required by this backend")\n',
+                line=2, fix_class="display", fixed=UNCHANGED),
+        Invalid("import torch\nif torch.cuda.is_available():\n    from executorch.backends.cuda import CudaBackend\n",
+                line=2, fixed=UNCHANGED),
+        # The branch's own torch.cuda calls are findings of their own: they do not hold the check back.
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n", line=2,
+                fixed="import torch\nif torch.accelerator.is_available():\n    torch.cuda.empty_cache()\n"),
     ]

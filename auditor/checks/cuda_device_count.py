@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -31,4 +31,9 @@ class CudaDeviceCount(CudaApiRule):
         Invalid("import torch as th\nfor i in range(th.cuda.device_count()):\n    pass\n", line=2),
         Invalid("from torch import cuda as tc\nn = tc.device_count()\n", line=2),
         Invalid("from torch.cuda import device_count\nn = device_count()\n", line=2),
+        # Fix (F13, unsafe, only in a CUDA-clean file).
+        Invalid("import torch as th\nfor i in range(th.cuda.device_count()):\n    pass\n", line=2, fix_class="unsafe",
+                fixed="import torch as th\nfor i in range(th.accelerator.device_count()):\n    pass\n"),
+        Invalid("import torch\nn = torch.cuda.device_count()\nmodel = model.cuda()\nx = x.to('cuda:0')\n", line=2,
+                fixed=UNCHANGED),
     ]

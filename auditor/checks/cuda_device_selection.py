@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -36,4 +36,12 @@ class CudaDeviceSelection(CudaApiRule):
         Invalid("import torch\nwith torch.cuda.device(1):\n    pass\n", line=2),
         Invalid("from torch import cuda as tc\nwith tc.device_of(x):\n    pass\n", line=2),
         Invalid("from torch.cuda import set_device\nset_device(0)\n", line=2),
+        # Fixes (F15-F17, unsafe, only in a CUDA-clean file).
+        Invalid("import torch\ntorch.cuda.set_device(device=local_rank)\nidx = torch.cuda.current_device()\n"
+                "with torch.cuda.device(1):\n    pass\n", line=2, fix_class="unsafe",
+                fixed="import torch\ntorch.accelerator.set_device_index(local_rank)\n"
+                      "idx = torch.accelerator.current_device_index()\nwith torch.accelerator.device_index(1):\n    pass\n"),
+        # Left alone: device_index takes an int or None only; device_of has no counterpart.
+        Invalid("import torch\nwith torch.cuda.device(dev):\n    pass\nwith torch.cuda.device_of(x):\n    pass\n", line=2,
+                fixed=UNCHANGED),
     ]

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -37,4 +37,10 @@ class CudaMemoryControl(CudaApiRule):
         Invalid("import torch\ntorch.cuda.memory._record_memory_history(max_entries=100000)\n", line=2),
         Invalid("from torch.cuda.memory import CUDAPluggableAllocator\nalloc = CUDAPluggableAllocator(path, 'a', 'f')\n",
                 line=2),
+        # Fixes (F05 safe; F20, F21 unsafe; F20 guarded).
+        Invalid("import torch\ntorch.cuda.reset_max_memory_allocated()\nfree, total = torch.cuda.mem_get_info(device=0)\n",
+                line=2, fix_class="safe",
+                fixed="import torch\nif torch.accelerator.is_available():\n    torch.accelerator.reset_peak_memory_stats()\n"
+                      "free, total = torch.accelerator.get_memory_info(0)\n"),
+        Invalid("import torch\ntorch.cuda.set_per_process_memory_fraction(0.5)\n", line=2, fixed=UNCHANGED),
     ]

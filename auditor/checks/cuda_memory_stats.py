@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -38,4 +38,14 @@ class CudaMemoryStats(CudaApiRule):
         Invalid("import torch\nc = torch.cuda.memory.memory_cached(0)\n", line=2),
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\nelse:\n    gc.collect()\n",
                 line=3),
+        # Fixes (F05 safe; F18, F19 unsafe and guarded: the accelerator calls raise without an accelerator).
+        Invalid("import torch\ntorch.cuda.empty_cache()\nused = torch.cuda.max_memory_allocated(device=dev) / 2**30\n"
+                "stats = torch.cuda.memory_stats()\n", line=2, fix_class="unsafe",
+                fixed="import torch\nif torch.accelerator.is_available():\n    torch.accelerator.empty_cache()\n"
+                      "used = (torch.accelerator.max_memory_allocated(dev) if torch.accelerator.is_available() else 0)"
+                      " / 2**30\nstats = (torch.accelerator.memory_stats() if torch.accelerator.is_available() else {})\n"),
+        Invalid("import torch\nc = torch.cuda.memory.memory_cached(0)\n", line=2, fix_class="safe",
+                fixed="import torch\nc = (torch.accelerator.memory_reserved(0) if torch.accelerator.is_available() else 0)\n"),
+        Invalid("import torch\nprint(torch.cuda.empty_cache())\nx = 1; torch.cuda.empty_cache()\n", line=2,
+                fixed=UNCHANGED),
     ]

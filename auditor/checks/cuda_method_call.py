@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks.base import Invalid, Rule, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Rule, Valid
 from auditor.context import PythonContext
+from auditor.fix.plan import FixPlan, Report, Rewriter
 from auditor.model import Category, Severity
+
+_KEPT_KEYWORDS = ("non_blocking", "memory_format")  # what Tensor.to takes too
 
 
 class CudaMethodCall(Rule):
@@ -35,9 +38,43 @@ class CudaMethodCall(Rule):
         Invalid("batch = [t.cuda(rank) for t in batch]\n", line=1),
         Invalid("net = torch.nn.DataParallel(model).cuda()\n", line=1),
         Invalid("t = (\n    torch.empty(3)\n    .random_(0, 2)\n    .cuda()\n)\n", line=4),
+        # Fix (F23, unsafe, only in a CUDA-clean file).
+        Invalid("import torch\nmodel = Net().cuda()\nx = x.cuda(non_blocking=True)\n", line=2, fix_class="unsafe",
+                fixed="import torch\nmodel = Net().to(torch.accelerator.current_accelerator())\n"
+                      "x = x.to(torch.accelerator.current_accelerator(), non_blocking=True)\n"),
+        Invalid("import torch as th\nt = (\n    th.empty(3)\n    .cuda()\n)\n", line=4,
+                fixed="import torch as th\nt = (\n    th.empty(3)\n    .to(th.accelerator.current_accelerator())\n)\n"),
+        Invalid('"""Model."""\nmodel = Net().cuda()\n', line=2,
+                fixed='"""Model."""\nimport torch\nmodel = Net().to(torch.accelerator.current_accelerator())\n'),
+        # Left alone: an index needs the device type split; a "cuda" left in the file blocks the swap.
+        Invalid("batch = [t.cuda(rank) for t in batch]\nm = m.cuda(device=1)\n", line=1, fixed=UNCHANGED),
+        Invalid('import torch\nmodel = Net().cuda()\nx = torch.zeros(3, device="cuda")\n', line=2,
+                fix_class="display", fixed=UNCHANGED),
+        Invalid("from .utils import is_torch_available\nif is_torch_available():\n    import torch\n\n"
+                "def place(m):\n    return m.cuda()\n", line=6,
+                fixed="from .utils import is_torch_available\nif is_torch_available():\n    import torch\n\n"
+                      "def place(m):\n    return m.to(torch.accelerator.current_accelerator())\n"),
+        # Left alone: `torch` imported only for type checkers does not exist when the code runs.
+        Invalid("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n\ndef place(m):\n"
+                "    return m.cuda()\n", line=6, fixed=UNCHANGED),
     ]
 
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.qualify(func) is None:
             ctx.report(self, func.attr, end_node=node)  # from `cuda` to `)`: the line where the call is
+
+    FIXES = (FixSpec("F23", "unsafe", "`x.cuda()` -> `x.to(torch.accelerator.current_accelerator())` (`non_blocking=` "
+                     "kept; `.cuda(i)` stays a suggestion)", "2.7", gated=True),)
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        call = report.fields.get("__end_node")  # reported from the name `cuda` to the end of its call
+        if not isinstance(call, cst.Call) or any(a.keyword is None or a.keyword.value not in _KEPT_KEYWORDS
+                                                 for a in call.args):
+            return None  # .cuda(0), .cuda(device=1), .cuda(*a): the index needs the device type split
+        device = rewriter.name_for("torch.accelerator.current_accelerator")
+        if device is None:
+            return None
+        text, imports = device
+        edits = [rewriter.replace(report.node, "to"), *imports, rewriter.prepend_args(call, text + "()")]
+        return FixPlan("unsafe", f"Replace with `.to({text}())`", edits, "2.7", gated=True, fix_id="F23")

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -35,4 +35,11 @@ class CudaStreamsEvents(CudaApiRule):
         Invalid("from torch import cuda as tc\nstart = tc.Event(enable_timing=True)\n", line=2),
         Invalid("from torch.cuda import Stream\ns = Stream(priority=-1)\n", line=2),
         Invalid("import torch\nlo, hi = torch.cuda.Stream.priority_range()\n", line=2),
+        # Fix (F30, unsafe, only in a CUDA-clean file): torch.Event takes keywords only.
+        Invalid("import torch\nstart = torch.cuda.Event(True)\nend = torch.cuda.Event(enable_timing=True)\n", line=2,
+                fix_class="unsafe",
+                fixed="import torch\nstart = torch.Event(enable_timing=True)\nend = torch.Event(enable_timing=True)\n"),
+        # Left alone: IPC handles (`external=`) and isinstance checks would stop matching.
+        Invalid("import torch\ne = torch.cuda.Event(external=True)\n", line=2, fixed=UNCHANGED),
+        Invalid("import torch\ne = torch.cuda.Event()\nok = isinstance(e, torch.cuda.Event)\n", line=2, fixed=UNCHANGED),
     ]

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, Invalid, Valid
 from auditor.model import Category, Severity
 
 
@@ -33,4 +33,18 @@ class CudaSynchronize(CudaApiRule):
         Invalid("from torch import cuda as tc\ntc.synchronize()\n", line=2),
         Invalid("from torch.cuda import synchronize\nsynchronize()\n", line=1),
         Invalid("import torch\ncuda = torch.cuda\ncuda.synchronize()\n", line=3),
+        # Fix (F14, unsafe, only in a CUDA-clean file): a statement gets the guard, a value does not.
+        Invalid("import torch\n\ndef step():\n    torch.cuda.synchronize()  # wait\n    t = timed(lambda: torch.cuda.synchronize())\n",
+                line=4, fix_class="unsafe",
+                fixed="import torch\n\ndef step():\n    if torch.accelerator.is_available():\n"
+                      "        torch.accelerator.synchronize()  # wait\n"
+                      "    t = timed(lambda: torch.accelerator.synchronize())\n"),
+        Invalid("from torch.cuda import synchronize\nsynchronize()\n", line=2,
+                fixed="import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
+        Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", line=3,
+                fixed="import torch\nif torch.cuda.is_available():\n    torch.accelerator.synchronize()\n"),
+        Invalid("import torch\ntorch.cuda.synchronize()\nstream = torch.cuda.Stream()\n", line=2, fixed=UNCHANGED),
+        Invalid("def step():\n    import torch\n    torch.cuda.synchronize()\n", line=3,
+                fixed="def step():\n    import torch\n    if torch.accelerator.is_available():\n"
+                      "        torch.accelerator.synchronize()\n"),
     ]

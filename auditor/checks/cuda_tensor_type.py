@@ -6,9 +6,13 @@ import libcst as cst
 
 from auditor.checks._cuda_api import CudaApiRule
 from auditor.checks._helpers import positional, string_value
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
+from auditor.fix.plan import FixPlan, NodeEdit, Pos, Report, Rewriter
 from auditor.model import Category, Severity
+
+_DTYPES = {"FloatTensor": "float32", "HalfTensor": "float16", "DoubleTensor": "float64",
+           "BFloat16Tensor": "bfloat16"}
 
 # "torch.cuda.FloatTensor" spelled as a string: set_default_tensor_type and Tensor.type accept it.
 _TYPE_STRING = re.compile(r"torch\.cuda\.(sparse\.)?[A-Za-z0-9]+Tensor")
@@ -44,6 +48,12 @@ class CudaTensorType(CudaApiRule):
         Invalid("from torch.cuda import FloatTensor\nx = FloatTensor(2, 2)\n", line=2),
         Invalid("import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')\n", line=2),
         Invalid('x = x.type("torch.cuda.HalfTensor")\n', line=1),
+        # Fix (F24): the documented replacement; the device stays CUDA until chosen centrally.
+        Invalid("import torch\n\nif fp16:\n    torch.set_default_tensor_type(torch.cuda.HalfTensor)\n", line=4,
+                fix_class="safe",
+                fixed='import torch\n\nif fp16:\n    torch.set_default_device("cuda")\n'
+                      "    torch.set_default_dtype(torch.float16)\n"),
+        Invalid("import torch\ntorch.set_default_tensor_type(torch.cuda.LongTensor)\n", line=2, fixed=UNCHANGED),
     ]
 
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
@@ -61,3 +71,32 @@ class CudaTensorType(CudaApiRule):
     def suggestion_for_string() -> str:
         return ("`t.to(dev, dtype)`; for the default: `torch.set_default_device(dev)` + "
                 "`torch.set_default_dtype(...)`")
+
+    FIXES = (FixSpec("F24", "safe", "`torch.set_default_tensor_type(torch.cuda.FloatTensor)` -> "
+                     '`torch.set_default_device("cuda")` + `torch.set_default_dtype(torch.float32)` (the documented '
+                     "replacement; the device is still CUDA: choose it centrally next)", "2.1"),)
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        ref = report.ref
+        dtype = _DTYPES.get(ref.qualified.rsplit(".", 1)[-1]) if ref is not None else None
+        if ref is None or ref.kind != "ref" or dtype is None or not ref.qualified.startswith("torch.cuda."):
+            return None
+        arg = rewriter.parent(ref.node)
+        call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
+        if (not isinstance(call, cst.Call) or len(call.args) != 1 or arg.keyword is not None
+                or rewriter.ctx.qualify(call.func) != "torch.set_default_tensor_type"):
+            return None
+        statement = rewriter.lone_statement(call)
+        device = rewriter.name_for("torch.set_default_device")
+        default_dtype = rewriter.name_for("torch.set_default_dtype")
+        torch_dtype = rewriter.name_for(f"torch.{dtype}")
+        if statement is None or device is None or default_dtype is None or torch_dtype is None:
+            return None
+        first = f'{device[0]}("cuda")'
+        second = f"{default_dtype[0]}({torch_dtype[0]})"
+        newline = rewriter.newline
+        imports = {e.content: e for e in [*device[1], *default_dtype[1], *torch_dtype[1]]}
+        # the call becomes two statements, the second on its own line at the call's indentation
+        both = NodeEdit(Pos(call, "start"), Pos(call, "end"), lambda indent: f"{first}{newline}{indent}{second}")
+        return FixPlan("safe", f"Replace with `{first}` and `{second}`", [both, *imports.values()], "2.1",
+                       fix_id="F24")

@@ -3,9 +3,10 @@ from __future__ import annotations
 import re
 
 from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped, match_package, package_entries, where
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
-from auditor.model import Severity
+from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.model import Edit, Fix, Severity
 from auditor.readers import Requirement, read_dependencies, report
 
 
@@ -54,6 +55,8 @@ class CudaTorchBuild(DependencyRule):
         Invalid("dependencies:\n  - pytorch==2.1.0=py3.10_cuda11.8_cudnn8.7.0_0\n", path="conda-gpu.yml", line=2),
         Invalid("dependencies:\n  - pip:\n    - torch==2.1.0+cu118\n", path="environment.yaml", line=3),
         Invalid("FROM python:3.11\nRUN pip install \"torch==2.1.0+cu121\" torchvision\n", path="Dockerfile", line=2),
+        # Fix (display): the pin without its label and the per-target layout, never applied.
+        Invalid("torch==2.1.0+cu121\n", path="requirements.txt", line=1, fix_class="display", fixed=UNCHANGED),
     ]
 
     def check_file(self, ctx: FileContext) -> None:
@@ -72,7 +75,9 @@ class CudaTorchBuild(DependencyRule):
             if evidence is None and match_package(req, entries) is None:
                 evidence = next((f"[{e}]" for e in req.extras if extras.search(e)), None)
             if evidence is not None and not cuda_scoped(ctx, req):
-                report(ctx, self, req, package=req.name or _file_name(req.url), evidence=evidence, where=where(req))
+                package = req.name or _file_name(req.url)
+                fix = _layout_fix(ctx, req, evidence, package) if evidence.startswith("+") else None
+                report(ctx, self, req, package=package, evidence=evidence, where=where(req), __fix=fix)
 
     @staticmethod
     def _evidence(req: Requirement, label: re.Pattern, url: re.Pattern) -> str | None:
@@ -84,6 +89,39 @@ class CudaTorchBuild(DependencyRule):
             if found is not None:
                 return found.group(0).replace("%2B", "+").replace("%2b", "+").strip("/")
         return None
+
+    FIXES = (FixSpec("Q02", "display", "`torch==2.1.0+cu121` -> `torch==2.1.0`, with the per-target layout: one "
+                     "requirements file (or extra) per target, each with the index serving its build"),)
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        """setup.py: the requirement string without its `+cuXXX` label, shown only."""
+        evidence = report.fields.get("evidence", "")
+        code = rewriter.code(report.node)
+        if not evidence.startswith("+") or code.count(evidence) != 1:
+            return None
+        return FixPlan("display", _layout_message(rewriter.ctx, report.fields.get("package", "torch"), evidence),
+                       [rewriter.replace(report.node, code.replace(evidence, ""))])
+
+
+def _layout_message(ctx: FileContext, package: str, evidence: str) -> str:
+    from auditor.fix.layout import per_target_layout
+
+    return (f"Drop `{evidence}` from the `{package}` pin and choose the build per target: "
+            + per_target_layout(ctx.catalogue, label=evidence))
+
+
+def _layout_fix(ctx: FileContext, req: Requirement, evidence: str, package: str) -> Fix | None:
+    """The pin without its local label (shown, never applied: which file gets what is the team's call)."""
+    owner = req.owner or ctx
+    if req.node is not None or not 0 < req.line <= len(owner.lines):
+        return None
+    text = owner.lines[req.line - 1]
+    span = text[req.column - 1:req.end_column - 1] if req.end_line == req.line else text[req.column - 1:]
+    if span.count(evidence) != 1:
+        return None
+    column = req.column + span.index(evidence)
+    edit = Edit(req.line, column, req.line, column + len(evidence), "")
+    return Fix("display", _layout_message(ctx, package, evidence), (edit,))
 
 
 def _file_name(url: str | None) -> str:

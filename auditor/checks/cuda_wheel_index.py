@@ -4,9 +4,9 @@ import re
 from urllib.parse import urlsplit
 
 from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
-from auditor.model import Severity
+from auditor.model import Edit, Fix, Severity
 from auditor.readers import IndexUrl, read_dependencies, report
 
 
@@ -69,6 +69,9 @@ class CudaWheelIndex(DependencyRule):
         Invalid("name: x\nchannels:\n  - pytorch\n  - nvidia\ndependencies:\n  - pytorch\n", path="environment.yml", line=4),
         Invalid("#!/bin/bash\nconda install -y pytorch pytorch-cuda=12.1 -c pytorch -c nvidia\n", path="setup_env.sh", line=2),
         Invalid("#!/bin/bash\nuv pip install torch --torch-backend=cu126\n", path="install.sh", line=2),
+        # Fix (display): the index line out of the shared file, with the per-target layout; never applied.
+        Invalid("--extra-index-url https://download.pytorch.org/whl/cu121\ntorch\n", path="requirements.txt", line=1,
+                fix_class="display", fixed=UNCHANGED),
     ]
 
     def check_file(self, ctx: FileContext) -> None:
@@ -82,7 +85,11 @@ class CudaWheelIndex(DependencyRule):
                 self._is_cuda(index, hosts, url, name)
             if cuda and not cuda_scoped(ctx, index):
                 via = f" (routes `{index.package}`)" if index.package else ""
-                report(ctx, self, index, option=index.option, target=index.url or f"index `{index.name}`", via=via)
+                report(ctx, self, index, option=index.option, target=index.url or f"index `{index.name}`", via=via,
+                       __fix=_layout_fix(ctx, index))
+
+    FIXES = (FixSpec("Q02", "display", "a CUDA index line in a shared requirements file -> removed here, with the "
+                     "per-target layout: the CUDA index in requirements-cuda.txt, ROCm/XPU/CPU indexes in their own"),)
 
     @staticmethod
     def _is_cuda(index: IndexUrl, hosts: set[str], url: re.Pattern, name: re.Pattern) -> bool:
@@ -94,3 +101,17 @@ class CudaWheelIndex(DependencyRule):
             return False
         host = (parts.hostname or "").lower()
         return host in hosts or url.search(parts.path) is not None
+
+
+def _layout_fix(ctx: FileContext, index: IndexUrl) -> Fix | None:
+    """Requirements files: the index line removed from the shared file (shown, never applied)."""
+    from auditor.fix.layout import per_target_layout
+
+    owner = index.owner or ctx
+    if owner.kind != "requirements" or not index.url.startswith("http") or not 0 < index.line <= len(owner.lines):
+        return None
+    last = index.line == len(owner.lines) and not owner.text.endswith("\n")
+    end = (index.line, len(owner.lines[index.line - 1]) + 1) if last else (index.line + 1, 1)
+    message = ("Keep this index out of the shared requirements and give each target its own: "
+               + per_target_layout(ctx.catalogue, cuda_index=index.url))
+    return Fix("display", message, (Edit(index.line, 1, *end, ""),))

@@ -2,11 +2,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._helpers import DEVICE_WORD, is_cuda_device, keyword, positional
+from auditor.checks._helpers import DEVICE_WORD, is_cuda_device, keyword, positional, string_value
 from auditor.checks._values import ValueFlowRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
+from auditor.fix.plan import FixPlan, Report, Rewriter
 from auditor.model import Category, Severity
+
+_PIN_METHODS = ("pin_memory", "is_pinned")
+_MESH = ("torch.distributed.device_mesh.init_device_mesh", "torch.distributed.init_device_mesh",
+         "torch.distributed.device_mesh.DeviceMesh")
 
 
 class HardcodedCudaDevice(ValueFlowRule):
@@ -58,6 +63,15 @@ class HardcodedCudaDevice(ValueFlowRule):
         Invalid('model = AutoModel.from_pretrained(name, device_map="cuda:0")\n'),
         Invalid('class Cfg:\n    device: str = "cuda"\n', line=2),
         Invalid('def get_device():\n    return "cuda"\n', line=2),
+        # Fixes (F07, F08 safe; F26 unsafe, only in a CUDA-clean file). Any other "cuda" needs a central device.
+        Invalid('from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True, pin_memory_device="cuda")\n'
+                "t = t.pin_memory('cuda')\n", line=2, fix_class="safe",
+                fixed="from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True)\nt = t.pin_memory()\n"),
+        Invalid('from torch.distributed.device_mesh import init_device_mesh\nmesh = init_device_mesh("cuda", (8,))\n',
+                line=2, fix_class="unsafe",
+                fixed='from torch.distributed.device_mesh import init_device_mesh\nimport torch\n'
+                      'mesh = init_device_mesh((torch.accelerator.current_accelerator() or torch.device("cpu")).type, (8,))\n'),
+        Invalid('import torch\nmodel.to("cuda")\nt = t.pin_memory("cuda:1")\n', line=2, fixed=UNCHANGED),
     ]
 
     # -- device positions in calls -------------------------------------------------------------
@@ -110,3 +124,49 @@ class HardcodedCudaDevice(ValueFlowRule):
         if isinstance(value, (cst.List, cst.Tuple)):
             return [e.value for e in value.elements if is_cuda_device(e.value)]
         return [value] if is_cuda_device(value) else []
+
+    FIXES = (
+        FixSpec("F07", "safe", '`DataLoader(..., pin_memory_device="cuda")` -> the argument dropped (from 2.7 pinning '
+                "targets the current accelerator; from 2.9 the argument is ignored)", "2.7"),
+        FixSpec("F08", "safe", '`t.pin_memory("cuda")` / `t.is_pinned("cuda")` -> `t.pin_memory()` / `t.is_pinned()` '
+                "(the device argument is deprecated; the default is the accelerator)"),
+        FixSpec("F26", "unsafe", '`init_device_mesh("cuda", ...)` -> `init_device_mesh((torch.accelerator.'
+                'current_accelerator() or torch.device("cpu")).type, ...)`', "2.7", gated=True),
+    )
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        """Three places where the literal can go without knowing where the program's device comes from;
+        every other "cuda" needs the one central device the suggestion describes."""
+        node = report.node
+        if string_value(node) != "cuda" or not _may_hold_fixable(rewriter):
+            return None  # most files have none of these calls: spare them the parent map
+        arg = rewriter.parent(node)
+        call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call):
+            return None
+        keyword_name = arg.keyword.value if arg.keyword is not None else None
+        if keyword_name == "pin_memory_device":
+            return FixPlan("safe", "Remove `pin_memory_device=`: pinning follows the current accelerator",
+                           [rewriter.remove_arg(call, arg)], "2.7", fix_id="F07")
+        method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+        if method in _PIN_METHODS and (keyword_name == "device" or (keyword_name is None and call.args[0] is arg)) \
+                and len(call.args) == 1:
+            return FixPlan("safe", f"Remove the device argument: `.{method}()` uses the current accelerator",
+                           [rewriter.remove_arg(call, arg)], None, fix_id="F08")
+        if keyword_name is None and call.args[0] is arg and rewriter.ctx.qualify(call.func) in _MESH:
+            accelerator, device = rewriter.name_for("torch.accelerator"), rewriter.name_for("torch.device")
+            if accelerator is None or device is None:
+                return None
+            text = f'({accelerator[0]}.current_accelerator() or {device[0]}("cpu")).type'
+            imports = [*accelerator[1], *(e for e in device[1] if e.content not in {i.content for i in accelerator[1]})]
+            return FixPlan("unsafe", f"Replace with `{text}`", [rewriter.replace(node, text), *imports], "2.7",
+                           gated=True, fix_id="F26")
+        return None
+
+
+def _may_hold_fixable(rewriter: Rewriter) -> bool:
+    state = rewriter.ctx.state
+    if "LK101:fixable" not in state:
+        text = rewriter.ctx.text
+        state["LK101:fixable"] = any(word in text for word in ("pin_memory", "is_pinned", "DeviceMesh", "device_mesh"))
+    return state["LK101:fixable"]

@@ -6,8 +6,9 @@ import libcst as cst
 
 from auditor.checks._helpers import callee_name, keyword, positional, string_value
 from auditor.checks._values import ValueFlowRule
-from auditor.checks.base import Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
+from auditor.fix.plan import FixPlan, Report, Rewriter
 from auditor.model import Category, Severity
 from auditor.tree import child_nodes, descendants
 
@@ -58,6 +59,7 @@ def _mentions_cuda(test: cst.BaseExpression) -> bool:
 
 
 _QUERY_PREFIXES = ("is_", "has_", "get_", "check")
+_INIT = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 _FALLBACK_CALLS = frozenset({"get", "getenv", "getattr", "pop", "setdefault"})
 
 
@@ -123,6 +125,17 @@ class NcclBackend(ValueFlowRule):
         Invalid('def get_backend():\n    return "nccl"\n', line=2),
         Invalid('import os\nbackend = os.environ.get("DIST_BACKEND", "nccl")\n', line=2),
         Invalid('import torch.distributed._symmetric_memory as symm_mem\nsymm_mem.set_backend("NCCL")\n', line=2),
+        # Fix (F25, unsafe, only in a CUDA-clean file): only the backend argument of init_process_group.
+        Invalid('import torch.distributed as dist\ndist.init_process_group("nccl", init_method="env://")\n', line=2,
+                fix_class="unsafe",
+                fixed='import torch.distributed as dist\nimport torch\n'
+                      'dist.init_process_group(dist.get_default_backend_for_device(torch.accelerator.current_accelerator()'
+                      ' or "cpu"), init_method="env://")\n'),
+        Invalid('import torch\ntorch.distributed.init_process_group(backend="nccl")\n', line=2,
+                fixed='import torch\ntorch.distributed.init_process_group(backend=torch.distributed.'
+                      'get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu"))\n'),
+        Invalid('import torch.distributed as dist\nBACKEND = "nccl"\ndist.init_process_group(BACKEND)\n', line=2,
+                fixed=UNCHANGED),
     ]
 
     role = BACKEND_WORD
@@ -195,3 +208,26 @@ class NcclBackend(ValueFlowRule):
     # -- values that feed a backend position (stored, returned, passed later: see ValueFlowRule) --
     def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         return _nccl_literals(value)
+
+    FIXES = (FixSpec("F25", "unsafe", '`init_process_group("nccl", ...)` / `backend="nccl"` -> `backend=dist.'
+                     'get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")` (nccl on '
+                     "CUDA/ROCm, xccl on XPU, gloo on CPU and MPS, a PrivateUse1 backend's own)", "2.8", gated=True),)
+
+    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+        """Only the backend argument of init_process_group itself: a "nccl" stored in a config or a
+        default may be read for other purposes, and a `device_id` may be what the code needs."""
+        arg = rewriter.parent(report.node)
+        call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or rewriter.ctx.qualify(call.func) not in _INIT:
+            return None
+        if not ((arg.keyword is None and call.args[0] is arg) or (arg.keyword is not None
+                                                                   and arg.keyword.value == "backend")):
+            return None
+        chooser = rewriter.name_for("torch.distributed.get_default_backend_for_device")
+        device = rewriter.name_for("torch.accelerator.current_accelerator")
+        if chooser is None or device is None:
+            return None
+        imports = [*chooser[1], *(e for e in device[1] if e.content not in {i.content for i in chooser[1]})]
+        text = f'{chooser[0]}({device[0]}() or "cpu")'
+        return FixPlan("unsafe", f"Replace with `{text}`", [rewriter.replace(report.node, text), *imports], "2.8",
+                       gated=True, fix_id="F25")

@@ -1,0 +1,14 @@
+"""Fixes: rewrites carried by findings as plain text edits (ruff's model), and what applies them.
+
+- `floor.py`: the lowest PyTorch version the scanned project supports (a project-wide fact read
+  before any file is checked; part of the cache key), from its dependency files or --torch-version.
+- `plan.py`: how a rule describes a rewrite in terms of the nodes it saw (`FixPlan`, `NodeEdit`),
+  with the helpers rules share (`Rewriter`: names through the file's own imports, added imports,
+  guards, argument edits), and the step that turns plans into `model.Fix` text edits.
+- `policy.py`: which fixes stay suggestions: a floor older than the fix needs, the CUDA-clean gate
+  (catalogue 5.5), the finding's context.
+- `swaps.py`: the catalogue-driven API swaps (`rules/fixes.toml`), the fix of every ApiRule.
+- `edits.py`: text edits to offsets, conflicts between fixes, applying them.
+- `imports.py`: imports a round of fixes left unused.
+- `apply.py`: fixing files until stable, validating each round, atomic writes and diffs.
+"""

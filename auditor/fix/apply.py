@@ -1,0 +1,378 @@
+"""Fixing files: rounds until stable, each validated, then an atomic write (or a diff).
+
+For each file with a fix the run may apply, from its bytes on disk (never from cached edits):
+
+1. check the text with the same rules, floor and gate as the scan; take the applicable fixes
+   that do not overlap (auditor/fix/edits.py); apply them; drop the imports they left unused;
+2. re-parse the result with libcst's full validation and `compile()` it (when the original
+   compiled with this interpreter): a round that breaks either is reverted for that file and
+   reported, and the file keeps the last good text;
+3. repeat until no applicable fix remains, at most MAX_ROUNDS times (a fix can make another one
+   possible: `memory_cached` -> `memory_reserved` -> `torch.accelerator.memory_reserved`).
+
+Writing keeps the file's encoding, byte-order mark, line endings (edits are built in the file's
+own newline style) and mode; it goes through a temporary file in the same folder and a rename,
+and refuses when the file changed on disk since it was read, when it is a symlink, or when it
+lies outside the scanned folder. Nothing is written outside the scanned tree.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import stat
+import tempfile
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from auditor.model import Applicability, FileError, Finding
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from auditor.discover import SourceFile
+    from auditor.engine import Runtime, ScanResult
+
+MAX_ROUNDS = 6
+PYTHON_KINDS = ("python", "setup-py")
+# Other files get text fixes too (LK001 deletes a stale suppression comment); dependency files'
+# own rewrites are display-only and never applied.
+TEXT_KINDS = ("requirements", "pyproject", "setup-cfg", "cuda")
+FIXABLE_KINDS = (*PYTHON_KINDS, *TEXT_KINDS)
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    """Whether a run with (or without) --unsafe-fixes applies this finding's fix."""
+    fix = finding.fix
+    if fix is None or not fix.edits:
+        return False
+    return fix.applicability == Applicability.SAFE or (unsafe and fix.applicability == Applicability.UNSAFE)
+
+
+@dataclass
+class FileFix:
+    """What fixing one file did."""
+
+    path: str  # as reported
+    original: str = ""
+    fixed: str = ""
+    applied: Counter = field(default_factory=Counter)  # (rule, name) -> fixes applied
+    rounds: int = 0
+    error: FileError | None = None  # a round reverted, a write refused, a file not readable
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+@dataclass
+class FixRun:
+    files: list[FileFix] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[FileFix]:
+        return [f for f in self.files if f.changed]
+
+    @property
+    def fixed_count(self) -> int:
+        return sum(sum(f.applied.values()) for f in self.files if f.changed)
+
+    @property
+    def errors(self) -> list[FileError]:
+        return [f.error for f in self.files if f.error is not None]
+
+    def diff(self) -> str:
+        import difflib
+
+        out: list[str] = []
+        for item in self.changed:
+            lines = difflib.unified_diff(item.original.splitlines(keepends=True), item.fixed.splitlines(keepends=True),
+                                         f"a/{item.path}", f"b/{item.path}")
+            for line in lines:
+                out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out)
+
+
+def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, runtime: Runtime | None = None) -> FixRun:
+    """Fix every file of `result` that has an applicable fix; write them when `write`."""
+    wanted = sorted({f.path for f in result.findings if applicable(f, unsafe)})
+    run = FixRun()
+    if not wanted:
+        return run
+    if runtime is None:
+        from auditor.engine import Runtime, catalogue_for
+
+        runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor)
+    sources = {source.display: source for source in result.files}
+    from auditor.python_scan import unvalidated_parsing
+
+    with unvalidated_parsing():  # the checks parse as the scan does; validation happens in _validate
+        for path in wanted:
+            source = sources.get(path)
+            if source is None or source.kind not in FIXABLE_KINDS:
+                continue
+            try:
+                run.files.append(fix_file(runtime, source, result.scan_root or result.root, unsafe, write, max_bytes))
+            except Exception as exc:  # a bug must not stop the other files from being fixed
+                run.files.append(FileFix(path, error=FileError(
+                    path, "fix", f"not fixed: internal error ({type(exc).__name__}: {exc}); please report it")))
+    return run
+
+
+def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int) -> FileFix:
+    outcome = FileFix(source.display)
+    problem = _outside(source.path, root)
+    if problem is not None:
+        outcome.error = FileError(source.display, "fix", problem)
+        return outcome
+    try:
+        data = _read(source.path, max_bytes)
+    except OSError as exc:
+        outcome.error = FileError(source.display, "fix", f"not fixed: cannot read ({exc.strerror or exc})")
+        return outcome
+    from auditor.textio import SourceError, decode_python, decode_text
+
+    try:
+        python = source.kind in PYTHON_KINDS
+        text = decode_python(data) if python else decode_text(data)
+        encoding = _encoding(data) if python else "utf-8"
+    except SourceError as exc:
+        outcome.error = FileError(source.display, "fix", f"not fixed: {exc.message}")
+        return outcome
+    outcome.original = outcome.fixed = text
+    _rounds(runtime, source, outcome, unsafe)
+    if write and outcome.changed:  # after a reverted round: the last good text
+        try:
+            encoded = (codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b"") + outcome.fixed.encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            outcome.error = FileError(source.display, "fix", f"not fixed: the result cannot be written as {encoding}")
+            outcome.fixed = outcome.original
+            return outcome
+        refused = write_atomically(source.path, encoded, data)
+        if refused is not None:
+            outcome.error = FileError(source.display, "fix", refused)
+            outcome.fixed = outcome.original
+        else:
+            outcome.written = True
+    return outcome
+
+
+def _rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
+    """Safe fixes until stable first, then (with --unsafe-fixes) the unsafe ones: a safe fix can
+    add code the CUDA-clean gate looks at (`torch.amp.autocast("cuda")`), so the gated swaps are
+    judged on the file as the safe fixes leave it."""
+    import libcst as cst
+
+    from auditor.python_scan import parse_module
+
+    if source.kind not in PYTHON_KINDS:
+        _text_rounds(runtime, source, outcome, unsafe)
+        return
+    compiles = _compiles(outcome.original, source.display) is None
+    try:
+        module = parse_module(outcome.original)
+    except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError):
+        return  # the scan reported it; nothing to fix in a file that does not parse
+    for phase_unsafe in (False, True) if unsafe else (False,):
+        module = _phase(runtime, source, outcome, phase_unsafe, compiles, module)
+        if module is None:
+            return
+
+
+def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool, compiles: bool,
+           module: cst.Module) -> cst.Module | None:
+    """Rounds of one phase on `outcome.fixed` (whose tree is `module`); the tree of the text it
+    leaves, or None when the file cannot go on (a reverted round). Each round parses its result
+    once (twice when it drops imports) and the next round checks that tree, not the text again."""
+    import libcst as cst
+
+    from auditor.fix.edits import apply_edits, select
+    from auditor.fix.imports import name_uses, remove_unused
+
+    text = outcome.fixed
+    for _ in range(MAX_ROUNDS):
+        result = runtime.check_text(source, text, module)
+        findings = [f for f in result.findings if applicable(f, unsafe)]
+        taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
+        if not taken:
+            return module
+        number = outcome.rounds + 1
+        new = apply_edits(text, edits)
+        try:
+            with _validated():
+                new_module = cst.parse_module(new)
+                cleaned = remove_unused(name_uses(module), new_module, new)
+                if cleaned != new:
+                    new, new_module = cleaned, cst.parse_module(cleaned)
+        except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:
+            outcome.error = FileError(source.display, "fix", f"round {number} reverted: its result does not parse "
+                                                             f"({_first_line(exc)}); the file keeps the previous text")
+            return None
+        problem = _validate(new, source.display, compiles)
+        if problem is not None:
+            outcome.error = FileError(source.display, "fix", f"round {number} reverted: {problem}; the file keeps "
+                                                             f"the previous text")
+            return None
+        if new == text:
+            return module
+        text = outcome.fixed = new
+        module = new_module
+        outcome.rounds = number
+        outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
+    if any(applicable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
+        outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
+        return None
+    return module
+
+
+def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
+    """Rounds for a file that is not Python; a pyproject.toml must still be TOML afterwards."""
+    from auditor.fix.edits import apply_edits, select
+
+    text = outcome.fixed
+    was_toml = source.kind == "pyproject" and _toml_problem(text) is None
+    for _ in range(MAX_ROUNDS):
+        findings = [f for f in runtime.check_text(source, text).findings if applicable(f, unsafe)]
+        taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
+        if not taken:
+            return
+        new = apply_edits(text, edits)
+        problem = _toml_problem(new) if was_toml else None
+        if problem is not None:
+            outcome.error = FileError(source.display, "fix", f"round {outcome.rounds + 1} reverted: its result is not "
+                                                             f"TOML ({problem}); the file keeps the previous text")
+            return
+        if new == text:
+            return
+        text = outcome.fixed = new
+        outcome.rounds += 1
+        outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
+    outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
+
+
+def _toml_problem(text: str) -> str | None:
+    import tomllib
+
+    try:
+        tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        return _first_line(exc)
+    return None
+
+
+class _validated:
+    """libcst's per-node validation on, even inside the scan's unvalidated block."""
+
+    def __enter__(self) -> None:
+        import libcst as cst
+
+        from auditor import python_scan
+
+        self.saved = cst.CSTNode.__dict__.get("__post_init__")
+        original = python_scan.VALIDATING_POST_INIT
+        if original is not None:
+            cst.CSTNode.__post_init__ = original  # type: ignore[method-assign]
+
+    def __exit__(self, *exc: object) -> None:
+        import libcst as cst
+
+        if self.saved is not None:
+            cst.CSTNode.__post_init__ = self.saved  # type: ignore[method-assign]
+
+
+def _validate(text: str, path: str, must_compile: bool) -> str | None:
+    """None when the fixed text is good; else what is wrong with it."""
+    if must_compile:
+        problem = _compiles(text, path)
+        if problem is not None:
+            return f"its result does not compile ({problem})"
+    return None
+
+
+def _compiles(text: str, path: str) -> str | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return _first_line(exc)
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _encoding(data: bytes) -> str:
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
+def _outside(path: str, root: str) -> str | None:
+    """Why `path` must not be written: a symlink, not a regular file, or outside the scanned tree."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"not fixed: cannot read ({exc.strerror or exc})"
+    if stat.S_ISLNK(info.st_mode):
+        return "not fixed: the file is a symlink (audit never writes through links)"
+    if not stat.S_ISREG(info.st_mode):
+        return "not fixed: not a regular file"
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return "not fixed: the file is outside the scanned folder"
+    return None
+
+
+def _read(path: str, max_bytes: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OSError(0, "file too large")
+    return data
+
+
+def write_atomically(path: str, data: bytes, expected: bytes) -> str | None:
+    """Replace `path` with `data` through a temporary file in the same folder, keeping its mode;
+    None on success, else why nothing was written (the file changed since it was read, ...)."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+            return "not fixed: the file became a symlink or special file"
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if handle.read(len(expected) + 1) != expected:
+                return "not fixed: the file changed on disk since it was read; run audit again"
+    except OSError as exc:
+        return f"not fixed: cannot read it again ({exc.strerror or exc})"
+    directory, name = os.path.split(path)
+    try:
+        handle, temp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".lockin-fix")
+    except OSError as exc:
+        return f"not fixed: cannot create a temporary file next to it ({exc.strerror or exc})"
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fchmod(out.fileno(), stat.S_IMODE(info.st_mode))
+            os.fsync(out.fileno())
+        now = os.lstat(path)
+        if (now.st_size, now.st_mtime_ns, now.st_ino) != (info.st_size, info.st_mtime_ns, info.st_ino):
+            os.remove(temp)
+            return "not fixed: the file changed on disk while it was being fixed; run audit again"
+        os.replace(temp, path)
+    except OSError as exc:
+        try:
+            os.remove(temp)
+        except OSError:
+            pass
+        return f"not fixed: cannot write ({exc.strerror or exc})"
+    return None

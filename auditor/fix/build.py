@@ -1,0 +1,65 @@
+"""Asking the rules for their fixes once a file's walk is done (python_scan.place_findings).
+
+Only rules that offer fixes are asked, only about their own reports, and the per-file helper
+(`Rewriter`) computes the tree facts a fix needs on first use: a file without fixable findings
+costs nothing more than before."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from auditor.fix.plan import FixPlan, Placer, PlannedFix, Report, Rewriter, anchor_nodes
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from auditor.context import PythonContext
+
+
+@dataclass
+class Plans:
+    """Each pending report's fix plans (by its index in ctx.pending) and the nodes they anchor on."""
+
+    by_report: dict[int, tuple[list[FixPlan], bool]] = field(default_factory=dict)  # (plans, import only)
+    anchors: list[cst.CSTNode] = field(default_factory=list)
+
+    def placer(self, text: str, spans: dict[int, tuple[int, int]]) -> Placer:
+        return Placer(text, spans)
+
+    def finish(self, number: int, placer: Placer | None) -> PlannedFix | None:
+        entry = self.by_report.get(number)
+        if entry is None or placer is None:
+            return None
+        plans, import_only = entry
+        fixes = []
+        for plan in plans:
+            fix = placer.fix(plan)
+            if fix is not None and fix.edits:
+                fixes.append((fix, plan.gated))
+        return PlannedFix(fixes, import_only)
+
+
+def plan_fixes(ctx: PythonContext, hidden: frozenset[str] = frozenset()) -> Plans:
+    """The fixes of every report; rules run only to hold fixes back (`hidden`) get none: they are
+    not applied, so what they report stays."""
+    plans = Plans()
+    rewriter: Rewriter | None = None
+    for number, (rule, node, fields) in enumerate(ctx.pending):
+        ref = fields.get("__ref")
+        import_only = ref is not None and ref.kind == "import"
+        found: list[FixPlan] = []
+        if rule.has_fixes() and rule.code not in hidden:
+            if rewriter is None:
+                rewriter = Rewriter(ctx)
+            try:
+                result = rule.fix(Report(node, fields, ref), rewriter)
+            except Exception as exc:  # a bug in one fix must not lose the file's findings
+                ctx.error("internal", f"internal error while building a fix for {rule.code}: "
+                                      f"{type(exc).__name__}: {exc}")
+                result = None
+            found = [result] if isinstance(result, FixPlan) else list(result or ())
+        if found or import_only:
+            plans.by_report[number] = (found, import_only)
+            plans.anchors.extend(anchor_nodes(found))
+    return plans

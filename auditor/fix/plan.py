@@ -1,0 +1,395 @@
+"""How a rule describes a rewrite, and how that description becomes text edits.
+
+A rule's `fix(report, rewriter)` runs after the walk, only for files with findings, and returns
+`FixPlan`s: edits anchored on the nodes it saw (`NodeEdit(Pos(node, "start"), Pos(node, "end"),
+"new text")`). The positions of those nodes are computed in the same code-generation pass that
+places the findings, then every plan becomes a `model.Fix` of 1-based line/column text edits in
+the file's own newline style, the only kind of fix that survives the process pool and the cache.
+
+`Rewriter` holds what rules share when they build a fix: the parent of a node, the code of a
+node, the name under which a qualified name is reachable through the file's own imports (`th`
+for `import torch as th`, `dist` for `import torch.distributed as dist`; an `import torch` line
+added when nothing reaches it), guards around a statement, and argument edits. It computes the
+tree facts it needs once per file and only when a fix asks for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from auditor.model import Edit, Fix
+from auditor.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
+
+if TYPE_CHECKING:
+    from auditor.context import PythonContext, Reference
+
+
+@dataclass(frozen=True)
+class Pos:
+    """A place in the file relative to a node: its `start` or `end`; `line-start` (column 1 of
+    its first line) or `line-after` (the start of the line after its last line). With no node:
+    the end of the file."""
+
+    node: cst.CSTNode | None
+    side: str = "start"
+
+
+@dataclass
+class NodeEdit:
+    """Replace the text from `start` to `end` with `content`; a callable content gets the
+    indentation of the start line (for statements inserted before another one)."""
+
+    start: Pos
+    end: Pos
+    content: str | Callable[[str], str]
+
+
+@dataclass
+class FixPlan:
+    """One rewrite of one finding, before positions are known."""
+
+    applicability: str  # safe | unsafe | display
+    message: str
+    edits: list[NodeEdit]
+    min_torch: str | None = None
+    gated: bool = False  # a swap that makes other accelerators selectable: needs a CUDA-clean file (5.5)
+    fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
+    reason: str | None = None  # with `display`: why this rewrite is only shown
+
+
+@dataclass
+class Report:
+    """What a rule reported: the node, the message fields and, for catalogue names, the reference."""
+
+    node: cst.CSTNode
+    fields: dict[str, Any]
+    ref: Reference | None = None
+
+
+@dataclass
+class PlannedFix:
+    """A finding's fix candidates, best first (a newer torch first, the older-torch form after),
+    plus what the policy needs to know about the finding."""
+
+    fixes: list[tuple[Fix, bool]] = field(default_factory=list)  # (fix, gated)
+    import_only: bool = False  # the finding is an import statement, not a use
+
+
+# -- the rewriter ------------------------------------------------------------------------------------
+_INT_NAME_HINTS = ("rank", "idx", "index", "_id", "gpu", "device_id", "local_device")
+
+
+class Rewriter:
+    """Per-file helpers for building fixes (see the module doc)."""
+
+    def __init__(self, ctx: PythonContext) -> None:
+        self.ctx = ctx
+        self.module = ctx.module
+        self.newline = ctx.module.default_newline
+        self.indent_unit = ctx.module.default_indent
+        self._parents: dict[int, cst.CSTNode] | None = None
+        self._imports: dict[str, str] | None = None
+
+    # -- tree facts -----------------------------------------------------------------------------------
+    def _map_parents(self) -> dict[int, cst.CSTNode]:
+        """Every node's parent, in one pass over the file (the walker's field reading, not libcst's
+        visitor), made on the first fix that asks."""
+        parents: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [self.module]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node = pop()
+            for name in child_fields(type(node)):
+                value = getattr(node, name)
+                kind = KIND.get(type(value)) or kind_of(type(value))
+                if kind is NODE:
+                    parents[id(value)] = node
+                    push(value)
+                elif kind is SEQUENCE:
+                    for item in value:
+                        if (KIND.get(type(item)) or kind_of(type(item))) is NODE:
+                            parents[id(item)] = node
+                            push(item)
+        return parents
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if self._parents is None:
+            self._parents = self._map_parents()
+        return self._parents.get(id(node))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def is_free(self, name: str) -> bool:
+        """No binding of `name` anywhere in the file (the walk recorded them all): an added import
+        cannot change what it means."""
+        resolver = self.ctx.resolver
+        return name not in resolver.import_targets and name not in resolver.local_names
+
+    def imports(self) -> dict[str, str]:
+        """Local name -> qualified name for the imports made at module level (also inside a
+        module-level `if is_torch_available():` or `try:`, not under `if TYPE_CHECKING:` nor in an
+        `except` fallback) of names the file binds nowhere else and never to anything else: such a
+        name means that module wherever the file uses it."""
+        if self._imports is None:
+            resolver = self.ctx.resolver
+            found: dict[str, str] = {}
+            for small in _module_level_imports(self.module.body):
+                for name, qualified in _import_bindings(small):
+                    if (qualified is not None and name not in resolver.local_names
+                            and resolver.import_targets.get(name) == {qualified}):
+                        found[name] = qualified
+            self._imports = found
+        return self._imports
+
+    def references(self, qualified: tuple[str, ...] | list[str]) -> list[Reference]:
+        """The catalogue references to these names that the file's findings come from."""
+        wanted = set(qualified)
+        found = []
+        for _, _, fields in self.ctx.pending:
+            ref = fields.get("__ref")
+            if ref is not None and ref.qualified in wanted:
+                found.append(ref)
+        return found
+
+    # -- names and imports ------------------------------------------------------------------------------
+    def name_for(self, qualified: str, from_import: bool = False,
+                 site: Reference | None = None) -> tuple[str, list[NodeEdit]] | None:
+        """How to write `qualified` in this file, and the import edit that makes it reachable.
+
+        At the `site` of a reference (`th.cuda.synchronize`), its own head name is used when it
+        reaches `qualified` (`th.accelerator.synchronize`): the walker resolved it right there.
+        Otherwise the longest qualified name a module-level import binds wins
+        (`dist.get_default_backend_for_device` under `import torch.distributed as dist`), so the
+        user's aliases are kept; else `import torch` is added (or `from M import N` when
+        `from_import`), provided nothing in the file uses that name for something else. None when
+        no safe spelling exists."""
+        if site is not None and not from_import:
+            spelled = _through_head(site, qualified)
+            if spelled is not None:
+                return spelled, []
+        bindings = self.imports()
+        best: tuple[str, str] | None = None
+        for local, bound in bindings.items():
+            if (qualified == bound or qualified.startswith(bound + ".")) and (best is None or len(bound) > len(best[1])):
+                if from_import and bound != qualified:
+                    continue
+                best = (local, bound)
+        if best is not None:
+            return best[0] + qualified[len(best[1]):], []
+        if from_import:
+            module, _, name = qualified.rpartition(".")
+            if module and self.is_free(name):
+                return name, [self.add_import(f"from {module} import {name}")]
+            return None
+        top = qualified.split(".", 1)[0]
+        if self.is_free(top):
+            return qualified, [self.add_import(f"import {top}")]
+        return None
+
+    def add_import(self, line: str) -> NodeEdit:
+        """Insert `line` after the file's leading docstring, `__future__` and import statements."""
+        body = self.module.body
+        anchor = None
+        for index, statement in enumerate(body):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                break
+            small = statement.body
+            leading = (index == 0 and len(small) == 1 and isinstance(small[0], cst.Expr)
+                       and isinstance(small[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+            if not leading and not all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
+                break
+            anchor = statement
+        text = line + self.newline
+        if anchor is not None:
+            return NodeEdit(Pos(anchor, "line-after"), Pos(anchor, "line-after"), text)
+        if body:
+            return NodeEdit(Pos(body[0], "line-start"), Pos(body[0], "line-start"), text)
+        return NodeEdit(Pos(None), Pos(None), text)
+
+    # -- edits ------------------------------------------------------------------------------------------------
+    @staticmethod
+    def replace(node: cst.CSTNode, text: str) -> NodeEdit:
+        return NodeEdit(Pos(node, "start"), Pos(node, "end"), text)
+
+    @staticmethod
+    def insert_before(node: cst.CSTNode, text: str) -> NodeEdit:
+        return NodeEdit(Pos(node, "start"), Pos(node, "start"), text)
+
+    @staticmethod
+    def insert_after(node: cst.CSTNode, text: str) -> NodeEdit:
+        return NodeEdit(Pos(node, "end"), Pos(node, "end"), text)
+
+    def append_args(self, call: cst.Call, text: str) -> NodeEdit:
+        """`f(a)` -> `f(a, text)`; `f()` -> `f(text)` (a trailing comma stays where it was)."""
+        if call.args:
+            return self.insert_after(call.args[-1], ", " + text)
+        return NodeEdit(Pos(call.func, "end"), Pos(call, "end"), "(" + text + ")")
+
+    def prepend_args(self, call: cst.Call, text: str) -> NodeEdit:
+        """`f(a)` -> `f(text, a)`; `f()` -> `f(text)`."""
+        if call.args:
+            return self.insert_before(call.args[0], text + ", ")
+        return NodeEdit(Pos(call.func, "end"), Pos(call, "end"), "(" + text + ")")
+
+    def remove_arg(self, call: cst.Call, arg: cst.Arg) -> NodeEdit:
+        """Delete one argument with the comma that joins it to its neighbour."""
+        args = list(call.args)
+        index = next(i for i, a in enumerate(args) if a is arg)
+        if index + 1 < len(args):
+            return NodeEdit(Pos(arg, "start"), Pos(args[index + 1], "start"), "")
+        if index > 0:
+            return NodeEdit(Pos(args[index - 1], "end"), Pos(arg, "end"), "")
+        return NodeEdit(Pos(call.func, "end"), Pos(call, "end"), "()")
+
+    def lone_statement(self, expression: cst.CSTNode) -> cst.SimpleStatementLine | None:
+        """The statement line whose only statement is `expression` as an expression statement, when
+        it stands in an indented block or the module (so a line can go before it)."""
+        expr = self.parent(expression)
+        if not isinstance(expr, cst.Expr):
+            return None
+        line = self.parent(expr)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        block = self.parent(line)
+        return line if isinstance(block, (cst.IndentedBlock, cst.Module)) else None
+
+    def guard(self, statement: cst.SimpleStatementLine, condition: str) -> NodeEdit:
+        """Put `statement` under `if condition:` (it keeps its line; the `if` goes before it)."""
+        newline, unit = self.newline, self.indent_unit
+        return NodeEdit(Pos(statement, "start"), Pos(statement, "start"),
+                        lambda indent: f"if {condition}:{newline}{indent}{unit}")
+
+    def delete_statement(self, statement: cst.SimpleStatementLine) -> NodeEdit:
+        """Remove a statement's whole line(s), its trailing comment included."""
+        return NodeEdit(Pos(statement, "line-start"), Pos(statement, "line-after"), "")
+
+
+def _import_bindings(node: cst.CSTNode) -> list[tuple[str, str | None]]:
+    """What an import statement binds: `import a.b` -> a=a, `import a.b as c` -> c=a.b,
+    `from a import b as c` -> c=a.b; relative imports bind names of unknown meaning (None)."""
+    found: list[tuple[str, str | None]] = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = _dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                found.append((alias.asname.name.value, full))
+            else:
+                top = full.split(".", 1)[0]
+                found.append((top, top))
+    elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+        module = _dotted(node.module) if node.module is not None else None
+        for alias in node.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else None
+            if name is None:
+                continue
+            local = alias.asname.name.value if (alias.asname is not None and isinstance(alias.asname.name, cst.Name)) else name
+            found.append((local, f"{module}.{name}" if module and not node.relative else None))
+    return found
+
+
+def _module_level_imports(body) -> list[cst.BaseSmallStatement]:
+    """Import statements that run when the module is imported (see Rewriter.imports)."""
+    found: list[cst.BaseSmallStatement] = []
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            found.extend(s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+        elif isinstance(statement, cst.If):
+            test = statement.test
+            name = test.attr.value if isinstance(test, cst.Attribute) else test.value if isinstance(test, cst.Name) else ""
+            if name != "TYPE_CHECKING":
+                found.extend(_module_level_imports(statement.body.body))
+        elif isinstance(statement, (cst.Try, cst.With)):
+            found.extend(_module_level_imports(statement.body.body))
+    return found
+
+
+def _through_head(ref: Reference, qualified: str) -> str | None:
+    """`th.accelerator.x` for `qualified` torch.accelerator.x at a reference written `th.cuda.y`."""
+    from auditor.names import dotted_parts
+
+    node = ref.call.func if ref.call is not None else ref.node
+    parts = dotted_parts(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    names = ref.qualified.split(".")
+    if not parts or len(parts) > len(names) or names[len(names) - len(parts) + 1:] != parts[1:]:
+        return None
+    head = ".".join(names[:len(names) - len(parts) + 1])  # what the first name stands for
+    if qualified == head or qualified.startswith(head + "."):
+        return parts[0] + qualified[len(head):]
+    return None
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    from auditor.names import dotted_name
+
+    return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+def int_like(node: cst.BaseExpression) -> bool:
+    """An argument that is an int (or None) by its looks: a literal, `int(...)`, `x.index`, or a
+    name like `local_rank` / `gpu_id` / `device_idx`."""
+    if isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value == "None"):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "int":
+        return True
+    name = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+    name = name.lower()
+    return name == "index" or any(hint in name for hint in _INT_NAME_HINTS)
+
+
+# -- plans to text edits -------------------------------------------------------------------------------------
+def anchor_nodes(plans: list[FixPlan]) -> list[cst.CSTNode]:
+    return [pos.node for plan in plans for edit in plan.edits for pos in (edit.start, edit.end) if pos.node is not None]
+
+
+class Placer:
+    """Turns plans into `Fix`es once the spans of their nodes are known."""
+
+    def __init__(self, text: str, spans: dict[int, tuple[int, int]]) -> None:
+        from auditor.positions import LineIndex
+
+        self.text = text
+        self.spans = spans
+        self.index = LineIndex(text)
+
+    def offset(self, pos: Pos) -> tuple[int, bool] | None:
+        """(offset, whether a newline must precede inserted text: a line after the file's last)."""
+        if pos.node is None:
+            return len(self.text), not self.text.endswith(("\n", "\r")) and bool(self.text)
+        span = self.spans.get(id(pos.node))
+        if span is None:
+            return None
+        if pos.side == "start":
+            return span[0], False
+        if pos.side == "end":
+            return span[1], False
+        if pos.side == "line-start":
+            return self.text.rfind("\n", 0, span[0]) + 1, False
+        after = self.text.find("\n", span[1])
+        return (len(self.text), bool(self.text)) if after < 0 else (after + 1, False)
+
+    def indentation(self, offset: int) -> str:
+        start = self.text.rfind("\n", 0, offset) + 1
+        line = self.text[start:offset]
+        return line[:len(line) - len(line.lstrip(" \t"))]
+
+    def fix(self, plan: FixPlan) -> Fix | None:
+        edits = []
+        for edit in plan.edits:
+            start, end = self.offset(edit.start), self.offset(edit.end)
+            if start is None or end is None or end[0] < start[0]:
+                return None
+            content = edit.content(self.indentation(start[0])) if callable(edit.content) else edit.content
+            if start[1] and start[0] == end[0]:
+                content = ("\r\n" if "\r\n" in self.text else "\n") + content
+            line, column = self.index.position(start[0])
+            end_line, end_column = self.index.position(end[0])
+            edits.append(Edit(line, column, end_line, end_column, content))
+        edits.sort(key=lambda e: (e.line, e.column, e.end_line, e.end_column))  # stable: inserts keep their order
+        return Fix(plan.applicability, plan.message, tuple(edits), plan.min_torch, plan.reason)

@@ -1,0 +1,149 @@
+"""Which fixes a file's findings keep, and which stay suggestions (`display` with a reason).
+
+Decided per file, when its findings are placed (so the cache keeps the answer):
+
+1. the torch floor: of a finding's candidate fixes (best first), the first the project's floor
+   allows; when none, the first, shown only, naming the version it needs;
+2. context: a finding in a context listed under `[context] hold_unsafe` in rules/fixes.toml (a
+   module that implements the CUDA backend beside sibling backends) keeps its unsafe fixes as
+   suggestions: calling CUDA is right there;
+3. the CUDA-clean gate (catalogue 5.5): a gated fix (a swap that makes another accelerator
+   selectable: `torch.cuda.is_available()` -> `torch.accelerator.is_available()`, `.cuda()` ->
+   `.to(current_accelerator())`, NCCL -> the device's backend) is applied only when, after every
+   fix, no finding would remain in the file whose rule raises on a target `torch.accelerator`
+   would now select (MPS, XPU). Otherwise a program that ran on the CPU there would start on the
+   accelerator and crash at the CUDA-only call. The reason names the findings that block.
+
+Findings of rules left out by --select/--ignore still block (they run hidden; see `gate_rules`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from auditor.fix.floor import version_tuple
+from auditor.model import Applicability, Finding
+
+if TYPE_CHECKING:
+    from auditor.catalogue import Catalogue
+    from auditor.checks.base import Rule
+    from auditor.fix.floor import TorchFloor
+    from auditor.fix.plan import PlannedFix
+
+_MAX_NAMED_BLOCKERS = 3
+
+
+def _gate_table(catalogue: Catalogue) -> dict:
+    return catalogue.table("fixes").get("cuda-clean", {})
+
+
+def blocking_rule(rule: Rule, catalogue: Catalogue) -> bool:
+    """Whether this rule's findings can keep a file from being CUDA-clean: it raises on a target
+    that the accelerator swaps would newly select."""
+    targets = _gate_table(catalogue).get("targets", ["mps", "xpu"])
+    effects = rule.effects()
+    return any(effects.get(target) == "raises" for target in targets)
+
+
+def gate_rules(selected: list[Rule], catalogue: Catalogue) -> list[Rule]:
+    """Blocking Python rules that the selection leaves out: they still run, to hold gated fixes
+    back, and their findings are dropped afterwards. None when nothing selected has a gated fix."""
+    from auditor.registry import all_rules
+
+    if not any(rule.has_gated_fixes(catalogue) for rule in selected):
+        return []
+    chosen = {rule.code for rule in selected}
+    return [rule for rule in all_rules() if rule.code not in chosen and "python" in rule.file_kinds
+            and blocking_rule(rule, catalogue)]
+
+
+def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: TorchFloor,
+             catalogue: Catalogue, text: str = "") -> list[Finding]:
+    """The findings with their fix chosen and, where it must stay a suggestion, demoted. `text`
+    is the file's source: a file that already dispatches per backend keeps its CUDA branches."""
+    if not planned:
+        return findings
+    chosen: dict[int, tuple[Finding, bool]] = {}
+    hold = set(catalogue.table("fixes").get("context", {}).get("hold_unsafe", ()))
+    out = list(findings)
+    for index, finding in enumerate(out):
+        plan = planned.get(id(finding))
+        if plan is None or not plan.fixes:
+            continue
+        oldest = min(plan.fixes, key=lambda item: version_tuple(item[0].min_torch or "0"))  # names the lowest need
+        fix, gated = next(((f, g) for f, g in plan.fixes if floor.allows(f.min_torch)), oldest)
+        if not floor.allows(fix.min_torch):
+            fix = _demote(fix, f"needs torch >= {fix.min_torch}; the project supports {floor.describe()}")
+        elif fix.applicability == Applicability.UNSAFE and finding.context in hold:
+            fix = _demote(fix, f"left as it is in a {finding.context} context: calling CUDA is right there")
+        out[index] = replace(finding, fix=fix)
+        chosen[index] = (out[index], gated)
+    gated_indexes = [i for i, (f, gated) in chosen.items() if gated and f.fix.applicability != "display"]
+    if gated_indexes:
+        dispatch = _dispatches(text, catalogue)
+        blockers = _blockers(out, planned, findings, catalogue, text) if dispatch is None else []
+        if dispatch is not None:
+            reason = (f"held back: this file already chooses per backend (`{dispatch}`); turned into an accelerator "
+                      f"check, its CUDA branch would also run on other accelerators, ahead of theirs")
+            for index in gated_indexes:
+                out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
+        elif blockers:
+            named = ", ".join(f"{f.rule} at {f.line}:{f.column}" for f in blockers[:_MAX_NAMED_BLOCKERS])
+            more = len(blockers) - _MAX_NAMED_BLOCKERS
+            named += f" and {more} more" if more > 0 else ""
+            reason = (f"held back until this file is CUDA-clean (catalogue 5.5): {named} would still raise "
+                      f"on MPS/XPU, where the accelerator swaps would send the program")
+            for index in gated_indexes:
+                out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
+    return out
+
+
+def _dispatches(text: str, catalogue: Catalogue) -> str | None:
+    """What shows that the file already dispatches per backend (`is_xpu_available`), or None."""
+    import re
+
+    pattern = catalogue.table("fixes").get("dispatch", {}).get("pattern")
+    found = re.search(pattern, text) if pattern and text else None
+    return found.group(0) if found else None
+
+
+def _demote(fix, reason: str):
+    return replace(fix, applicability=Applicability.DISPLAY.value, reason=reason)
+
+
+def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: list[Finding],
+              catalogue: Catalogue, text: str = "") -> list[Finding]:
+    """Findings that would remain after every fix and raise where the accelerator swaps lead."""
+    import re
+
+    from auditor.registry import rule_by_code
+
+    table = _gate_table(catalogue)
+    harmless = [re.compile(p) for p in table.get("not_raising_before", ())]
+    lines = text.splitlines() if harmless else []
+    quiet_contexts = set(table.get("not_blocking_contexts", ()))
+    guard_contexts = set(table.get("guard_contexts", ()))
+    targets = table.get("targets", ["mps", "xpu"])
+    import_ok = set(table.get("import_not_blocking", ()))
+    found = []
+    for finding, before in zip(current, original, strict=True):
+        if finding.fix is not None and finding.fix.applicability != "display":
+            continue  # fixed away
+        if finding.context in quiet_contexts:
+            continue
+        plan = planned.get(id(before))
+        if plan is not None and plan.import_only and finding.category in import_ok:
+            continue  # an import alone does nothing; its uses are judged (and fixed) themselves
+        rule = rule_by_code(finding.rule)
+        if rule is None:
+            continue
+        # The finding's own effects (a device string in `autocast("cuda")` only turns AMP off), except
+        # where they come from a guard: a CUDA check the gated fixes turn into an accelerator check.
+        effects = rule.effects() if finding.context in guard_contexts else finding.targets
+        if not any(effects.get(target) == "raises" for target in targets):
+            continue
+        before = lines[finding.line - 1][:finding.column - 1] if 0 < finding.line <= len(lines) else ""
+        if not any(p.search(before) for p in harmless):
+            found.append(finding)
+    return found

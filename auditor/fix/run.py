@@ -1,0 +1,67 @@
+"""`audit --fix` / `--diff` end to end: fix what the scan found, say what happened on stderr, and
+scan again so that the report and the exit code are about what remains."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from auditor.fix.apply import FixRun, applicable, fix_paths
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from auditor.config import Settings
+    from auditor.engine import ScanResult
+
+
+@dataclass
+class FixOutcome:
+    result: ScanResult  # after --fix: the scan of the fixed files; after --diff: the scan as it was
+    run: FixRun
+
+
+def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool, show: bool,
+              rescan: Callable[[], ScanResult], err: TextIO | None = None) -> FixOutcome:
+    """Fix, report on `err` (stderr) what was (or with --diff would be) fixed, and after writing,
+    `rescan` so that the report and the gates see what remains."""
+    err = err or sys.stderr
+    run = fix_paths(result, unsafe, write, settings.max_bytes)
+    for error in run.errors:
+        print(f"audit: warning: {error.path}: {error.message}", file=err)
+    if write and run.changed:
+        result = rescan()
+    files = len(run.changed)
+    verb = "fixed" if write else "would fix"
+    line = f"audit: {verb} {run.fixed_count} finding{'s' if run.fixed_count != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+    if not unsafe:
+        more = more_with_unsafe(result) if write else 0
+        line += f" ({more} more with --unsafe-fixes)" if more else ""
+    print(line, file=err)
+    if show and run.changed:
+        print(f"{'Fixed' if write else 'Would fix'}:", file=err)
+        for item in run.changed:
+            print(f"- {item.path}:", file=err)
+            for (rule, name), count in sorted(item.applied.items()):
+                print(f"    {count} × {rule} ({name})", file=err)
+    return FixOutcome(result, run)
+
+
+def more_with_unsafe(result: ScanResult) -> int:
+    return sum(1 for f in result.findings if applicable(f, True) and not applicable(f, False))
+
+
+def fix_counts(findings: list) -> Counter:
+    """safe / unsafe / held (display with a reason) / shown (display by nature) counts."""
+    counts: Counter = Counter()
+    for finding in findings:
+        fix = finding.fix
+        if fix is None or not fix.edits:
+            continue
+        if fix.applicability == "display":
+            counts["held" if fix.reason else "shown"] += 1
+        else:
+            counts[fix.applicability] += 1
+    return counts

@@ -1,0 +1,222 @@
+"""The catalogue-driven API swaps (`[[swap]]` rows of rules/fixes.toml): the fix every rule built
+on the catalogue's `[[api]]` rows gets without code. A reference to `api` becomes `to`, spelled
+through the file's own imports, with the argument reshaping and the guard the row asks for."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from auditor.fix.plan import FixPlan, NodeEdit, Pos, Report, Rewriter, int_like
+from auditor.names import dotted_parts
+
+if TYPE_CHECKING:
+    from auditor.catalogue import Catalogue
+    from auditor.context import Reference
+
+GUARD = "torch.accelerator.is_available"
+
+
+@dataclass(frozen=True)
+class Swap:
+    api: tuple[str, ...]
+    to: str
+    fix_id: str
+    applicability: str
+    gated: bool = False
+    since: str | None = None
+    refs: bool = False
+    positional: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    args: str = ""
+    max_args: int | None = None
+    context: str = ""
+    guard: str = ""
+    otherwise: str | None = None
+    all_calls: bool = False
+    check: bool = False
+
+
+_BUILT: dict[int, tuple[list, dict[str, Swap]]] = {}
+
+
+def _swaps(catalogue: Catalogue) -> dict[str, Swap]:
+    """The [[swap]] rows by API name, built once per catalogue."""
+    rows = catalogue.table("fixes").get("swap", [])
+    cached = _BUILT.get(id(rows))
+    if cached is not None and cached[0] is rows:
+        return cached[1]
+    table: dict[str, Swap] = {}
+    for row in rows:
+        swap = Swap(api=tuple(row["api"]), to=row["to"], fix_id=row.get("fix", ""), applicability=row["class"],
+                    gated=bool(row.get("gated")), since=row.get("since"), refs=bool(row.get("refs")),
+                    positional=tuple(row.get("positional", ())), keywords=tuple(row.get("keywords", ())),
+                    forbid=tuple(row.get("forbid", ())), args=row.get("args", ""), max_args=row.get("max_args"),
+                    context=row.get("context", ""), guard=row.get("guard", ""), otherwise=row.get("otherwise"),
+                    all_calls=bool(row.get("all_calls")), check=bool(row.get("check")))
+        for name in swap.api:
+            table[name] = swap
+    _BUILT[id(rows)] = (rows, table)
+    return table
+
+
+def swap_for(catalogue: Catalogue, qualified: str) -> Swap | None:
+    return _swaps(catalogue).get(qualified)
+
+
+def swaps_of_rule(catalogue: Catalogue, rule_name: str) -> list[Swap]:
+    """The swaps whose APIs the catalogue gives to this rule, once each."""
+    seen: dict[int, Swap] = {}
+    for name, swap in _swaps(catalogue).items():
+        entry = catalogue.lookup_api(name)
+        if entry is not None and entry.rule == rule_name:
+            seen.setdefault(id(swap), swap)
+    return list(seen.values())
+
+
+def swap_fix(report: Report, rewriter: Rewriter) -> FixPlan | None:
+    """The swap for a reported catalogue reference, when its row allows this use of it."""
+    ref = report.ref
+    if ref is None or ref.kind == "import":
+        return None
+    swap = swap_for(rewriter.ctx.catalogue, ref.qualified)
+    if swap is None:
+        return None
+    plan = _swap(swap, ref, rewriter)
+    if plan is not None and swap.check and (mention := _guards_cuda(ref, rewriter)) is not None:
+        plan.applicability = "display"
+        plan.reason = (f"left as it is: the code this check decides names CUDA (`{mention}`), so it asks for "
+                       "CUDA, not for any accelerator")
+    return plan
+
+
+def _swap(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
+    if ref.kind == "call" and ref.call is not None:
+        return _call(swap, ref, rewriter)
+    if swap.refs and not swap.guard and swap.otherwise is None and isinstance(ref.node, (cst.Name, cst.Attribute)):
+        spelled = rewriter.name_for(swap.to, site=ref)
+        if spelled is None:
+            return None
+        text, imports = spelled
+        return _plan(swap, [rewriter.replace(ref.node, text), *imports], f"Replace with `{text}`")
+    return None
+
+
+def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
+    call = ref.call
+    args = list(call.args)
+    if any(arg.star for arg in args):
+        return None
+    if swap.max_args is not None and len(args) > swap.max_args:
+        return None
+    if any(arg.keyword is not None and arg.keyword.value in swap.forbid for arg in args):
+        return None
+    if swap.args == "int" and not all(int_like(arg.value) for arg in args):
+        return None
+    if swap.keywords and sum(arg.keyword is None for arg in args) > len(swap.keywords):
+        return None
+    if swap.context == "with" and not isinstance(rewriter.parent(call), cst.WithItem):
+        return None
+    if swap.all_calls and not _all_calls(swap, rewriter):
+        return None
+    spelled = rewriter.name_for(swap.to, site=ref)
+    if spelled is None:
+        return None
+    text, imports = spelled
+    edits: list[NodeEdit] = [rewriter.replace(call.func, text), *imports, *_reshape(swap, args, rewriter)]
+    statement = rewriter.lone_statement(call) if swap.guard else None
+    guarded = swap.guard == "statement" or (swap.guard == "when-statement" and statement is not None)
+    if guarded or swap.otherwise is not None:
+        condition = rewriter.name_for(GUARD, site=ref)
+        if condition is None:
+            return None
+        guard_text, guard_imports = condition
+        edits += [edit for edit in guard_imports if edit.content not in {e.content for e in imports}]
+        if guarded:
+            if statement is None:
+                return None
+            if not _already_guarded(statement, rewriter):
+                edits.append(rewriter.guard(statement, guard_text + "()"))
+        else:
+            edits.append(rewriter.insert_before(call, "("))
+            edits.append(rewriter.insert_after(call, f" if {guard_text}() else {swap.otherwise})"))
+    return _plan(swap, edits, _message(swap, text, guarded))
+
+
+def _reshape(swap: Swap, args: list[cst.Arg], rewriter: Rewriter) -> list[NodeEdit]:
+    """Keywords that must become positional lose their `name=`; positionals that must become
+    keywords gain one."""
+    edits = []
+    position = 0
+    for arg in args:
+        if arg.keyword is not None:
+            if arg.keyword.value in swap.positional:
+                edits.append(NodeEdit(Pos(arg, "start"), Pos(arg.value, "start"), ""))
+        elif swap.keywords:  # _call checked there are no more positionals than keywords
+            edits.append(rewriter.insert_before(arg.value, swap.keywords[position] + "="))
+            position += 1
+    return edits
+
+
+def _already_guarded(statement: cst.SimpleStatementLine, rewriter: Rewriter) -> bool:
+    """The statement is the body of `if torch.accelerator.is_available():` (or the CUDA check a
+    gated fix turns into one): no second guard."""
+    block = rewriter.parent(statement)
+    branch = rewriter.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not isinstance(branch, cst.If) or not isinstance(branch.test, cst.Call):
+        return False
+    parts = dotted_parts(branch.test.func)
+    if not parts or parts[-1] != "is_available":
+        return False
+    qualified = rewriter.ctx.qualify(branch.test.func) or ""
+    return qualified in (GUARD, "torch.cuda.is_available")
+
+
+_CUDA_WORD = re.compile(r"cuda|nvidia|cudnn|nccl", re.IGNORECASE)
+
+
+def _guards_cuda(ref: Reference, rewriter: Rewriter) -> str | None:
+    """What names CUDA in the branch a CUDA check decides (`if torch.cuda.is_available(): from
+    executorch.backends.cuda import ...` / `raise RuntimeError("CUDA is not available")`), leaving
+    out the torch.cuda calls and `.cuda()` there (findings of their own, fixed or holding the file
+    back through the gate). None when the check decides nothing that names CUDA."""
+    node: cst.CSTNode = ref.node
+    parent = rewriter.parent(node)
+    while parent is not None and not isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.BaseStatement)):
+        node, parent = parent, rewriter.parent(parent)
+    if not isinstance(parent, (cst.If, cst.IfExp, cst.While)) or node is not parent.test:
+        return None
+    branches = [parent.body, parent.orelse] if not isinstance(parent, cst.While) else [parent.body]
+    code = "".join(rewriter.code(b) for b in branches if b is not None)
+    heads = [name for name, targets in rewriter.ctx.resolver.import_targets.items()
+             if any(t == "torch" or t.startswith("torch.") for t in targets)]
+    if heads:
+        code = re.sub(rf"\b(?:{'|'.join(map(re.escape, heads))})(?:\.\w+)*", "", code)
+    code = re.sub(r"\.cuda\(", "(", code)
+    found = _CUDA_WORD.search(code)
+    if found is None:
+        return None
+    start = max(code.rfind("\n", 0, found.start()) + 1, found.start() - 40)
+    return code[start:found.end() + 40].strip().split("\n")[0][:80]
+
+
+def _all_calls(swap: Swap, rewriter: Rewriter) -> bool:
+    """Every reference to the API that the file's findings point at is a call."""
+    refs = rewriter.references(swap.api)
+    return all(ref.kind in ("call", "import") for ref in refs)
+
+
+def _message(swap: Swap, text: str, guarded: bool) -> str:
+    if guarded:
+        return f"Replace with `{text}(...)` under `if torch.accelerator.is_available():`"
+    if swap.otherwise is not None:
+        return f"Replace with `({text}(...) if torch.accelerator.is_available() else {swap.otherwise})`"
+    return f"Replace with `{text}(...)`"
+
+
+def _plan(swap: Swap, edits: list[NodeEdit], message: str) -> FixPlan:
+    return FixPlan(swap.applicability, message, edits, swap.since, swap.gated, swap.fix_id)
