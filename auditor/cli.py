@@ -1,8 +1,9 @@
 """The `audit` command line: `audit PATH...` scans (the default command), `audit rules` lists
 the rules, `audit explain CODE_OR_NAME` prints one rule's docs.
 
-Exit codes: 0 the run succeeded and the gate passed; 1 a --fail-under / --fail-on gate failed;
-2 a usage error, a missing path or an internal error, with one line on stderr saying what to do.
+Exit codes: 0 the run succeeded and the gate passed; 1 a --fail-under / --fail-on gate failed
+(after --fix: on what remains), or --diff has something to fix; 2 a usage error, a missing path
+or an internal error, with one line on stderr saying what to do.
 The report goes to stdout (or --output); warnings and gate messages go to stderr, so
 `--format json` output is always parseable.
 
@@ -78,8 +79,9 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 
 # Help panels: options grouped the way ruff groups them, so a new option has an obvious home.
-RULES, FILES, GATES, BASELINES, OUTPUT, CONFIG, RUNNING = (
-    "Rule selection", "File selection", "Gates", "Baselines and changed lines", "Output", "Configuration", "Running")
+RULES, FILES, GATES, BASELINES, FIXES, OUTPUT, CONFIG, RUNNING = (
+    "Rule selection", "File selection", "Gates", "Baselines and changed lines", "Fixes", "Output", "Configuration",
+    "Running")
 
 
 @app.command()
@@ -138,6 +140,20 @@ def scan(
     add_noqa: Annotated[bool, typer.Option(
         "--add-noqa", help="Write a suppression comment on the line of every current finding, then exit.",
         rich_help_panel=BASELINES)] = False,
+    # -- fixes
+    fix: Annotated[bool, typer.Option(
+        "--fix", help="Apply the safe fixes, then report what remains.", rich_help_panel=FIXES)] = False,
+    unsafe_fixes: Annotated[bool, typer.Option(
+        "--unsafe-fixes", help="Also apply (with --fix or --diff) and mark the unsafe fixes.", rich_help_panel=FIXES)] = False,
+    diff: Annotated[bool, typer.Option(
+        "--diff", help="Print the fixes as a unified diff and write nothing; exit 1 when there is something to fix.",
+        rich_help_panel=FIXES)] = False,
+    show_fixes: Annotated[bool, typer.Option(
+        "--show-fixes", help="With --fix or --diff: list the fixes per file.", rich_help_panel=FIXES)] = False,
+    torch_version: Annotated[str | None, typer.Option(
+        "--torch-version", help="Oldest PyTorch the project supports (default: the configuration's torch-version, "
+        "else read from its dependency files); fixes needing a newer one stay suggestions.", show_default=False,
+        rich_help_panel=FIXES)] = None,
     # -- output
     output_format: Annotated[OutputFormat | None, typer.Option(
         "--format", "--output-format", "-f", help="Report format (default: text; concise under pre-commit and in "
@@ -188,6 +204,7 @@ def scan(
         "targets": tuple(_targets(target)) if target else None,
         "fail_under_number": fail_under,
         "baseline": os.path.abspath(baseline) if baseline is not None else None,
+        "torch_version": _torch_version(torch_version),
     }
     overrides.update({key: value for key, value in optional.items() if value is not None})
     if exclude is not None:
@@ -198,8 +215,11 @@ def scan(
     if no_baseline:
         settings = replace(settings, baseline=None)
     settings = replace(settings, progress=_show_progress(settings))
+    if show_fixes and not (fix or diff):
+        raise UsageProblem("--show-fixes lists what --fix or --diff changes; add one of them")
     return execute(given, settings, Request(output=output, color=color.value, write_baseline=write_baseline,
-                                            add_noqa=add_noqa))
+                                            add_noqa=add_noqa, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes,
+                                            show_fixes=show_fixes))
 
 
 def _existing_paths(paths: list[Path] | None) -> list[str]:
@@ -219,6 +239,14 @@ def _targets(values: list[str] | None) -> list[str]:
             raise UsageProblem(f"unknown --target {name!r}{nearest(name, GATE_TARGETS)}; choose from "
                                f"{', '.join(GATE_TARGETS)}")
     return targets
+
+
+def _torch_version(value: str | None) -> str | None:
+    from auditor.fix.floor import valid_version_argument
+
+    if value is not None and not valid_version_argument(value):
+        raise UsageProblem(f"--torch-version {value!r} is not a version; give e.g. 2.4 or 2.4.1")
+    return value.strip() if value is not None else None
 
 
 def _severity(value: str | None) -> str | None:

@@ -27,6 +27,10 @@ class Request:
     color: str = "auto"
     write_baseline: Path | None = None
     add_noqa: bool = False
+    fix: bool = False  # apply the fixes, then report what remains
+    diff: bool = False  # print the fixes as a diff and write nothing
+    unsafe_fixes: bool = False
+    show_fixes: bool = False
 
 
 def _env(name: str) -> bool:
@@ -80,6 +84,15 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     for warning in result.warnings:
         _note(f"warning: {warning}")
     nothing_to_check = _explain_skipped(result, paths)
+    if request.fix or request.diff:
+        from auditor.fix.run import run_fixes
+
+        fixed = run_fixes(result, settings, request.unsafe_fixes, write=not request.diff, show=request.show_fixes,
+                          rescan=lambda: scan(paths, settings, base=os.getcwd()))
+        if request.diff:  # the diff is the output; ruff's exit code: 1 when there is something to fix
+            _write_text(fixed.run.diff(), output)
+            return 1 if fixed.run.changed else 0
+        result = fixed.result
     if request.add_noqa:
         return _add_noqa(result)
     scores = compute_scores(result.findings)
@@ -108,7 +121,8 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         suppressed += [(f, "baseline") for f in comparison.known]
         suppressed.sort(key=lambda item: item[0].sort_key())
     report = Report(result, scores, findings, errors, gate, settings, suppressed, comparison, changed, hidden,
-                    hook=hook, quiet=settings.quiet, color=request.color, to_file=output is not None)
+                    hook=hook, quiet=settings.quiet, color=request.color, to_file=output is not None,
+                    unsafe_fixes=request.unsafe_fixes)
     _write(report, fmt, output)
     for reason in gate.reasons:
         _note(reason)
@@ -178,6 +192,21 @@ def _add_noqa(result: ScanResult) -> int:
     return 0
 
 
+def _write_text(text: str, output: Path | None) -> None:
+    from auditor.cli import silence_stdout
+
+    try:
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            with open(output, "w", encoding="utf-8") as stream:
+                stream.write(text)
+    except BrokenPipeError:
+        silence_stdout()
+    except OSError as exc:
+        raise ConfigError(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
+
+
 def _write(report: Report, fmt: str, output: Path | None) -> None:
     from auditor.cli import silence_stdout
 
@@ -203,7 +232,7 @@ def statistics(report: Report, fmt: str) -> str:
     from collections import Counter
 
     counts = Counter((f.rule, f.name) for f in report.findings)
-    fixes = {f.rule for f in report.findings if fixable(f)}
+    fixes = {f.rule for f in report.findings if fixable(f, report.unsafe_fixes)}
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
     if fmt == "json":
         return json.dumps([{"code": code, "name": name, "count": n, "fixable": code in fixes}

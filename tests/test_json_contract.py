@@ -22,6 +22,8 @@ GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
                 "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
+FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
+EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
 SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "suppressed", "by_category",
                 "by_severity", "by_rule"}
 EFFECTS = {"works", "degrades", "raises"}
@@ -134,12 +136,37 @@ def test_findings(repo, capsys):
         assert f["path"] in {"train.py", "pkg/util.py", "pkg/a.py"}  # POSIX, relative, no "./"
         assert set(f["targets"]) == set(TARGETS) and set(f["targets"].values()) <= EFFECTS
         assert f["message"] and f["suggestion"] and f["snippet"]
+        assert f["fix"] is None or _valid_fix(f["fix"])
     keys = [(f["path"], f["line"], f["column"], f["rule"]) for f in findings]
     assert keys == sorted(keys)
     first = next(f for f in findings if f["path"] == "pkg/a.py")
     assert first["rule"] == "LK102" and first["name"] == "cuda-method-call" and first["category"] == "device"
     assert first["line"] == first["end_line"] == 2 and first["snippet"] == "m = M().cuda()"
     assert "cuda" in first["snippet"][first["column"] - 1:first["end_column"] - 1]  # 1-based, end exclusive
+
+
+def _valid_fix(fix: dict) -> bool:
+    assert set(fix) == FIX_KEYS
+    assert fix["applicability"] in {"safe", "unsafe", "display"} and isinstance(fix["message"], str)
+    assert fix["min_torch"] is None or isinstance(fix["min_torch"], str)
+    assert fix["reason"] is None or (isinstance(fix["reason"], str) and fix["applicability"] == "display")
+    assert fix["edits"] and all(set(e) == EDIT_KEYS for e in fix["edits"])
+    for edit in fix["edits"]:
+        assert all(isinstance(edit[k], int) and edit[k] >= 1 for k in EDIT_KEYS - {"content"})
+        assert (edit["end_line"], edit["end_column"]) >= (edit["line"], edit["column"]) and isinstance(edit["content"], str)
+    return True
+
+
+def test_fixes_in_the_report(repo, capsys):
+    """`fix` on each finding that has one: safe/unsafe/display, text edits in the finding's coordinates."""
+    findings = report_of(repo, capsys, "--torch-version", "2.13")["findings"]
+    fixes = {(f["path"], f["line"], f["rule"]): f["fix"] for f in findings}
+    cuda = fixes[("pkg/a.py", 2, "LK102")]
+    assert cuda["applicability"] == "unsafe" and cuda["min_torch"] == "2.7" and cuda["reason"] is None
+    assert [e["content"] for e in cuda["edits"]] == ["to", "(torch.accelerator.current_accelerator())"]
+    held = fixes[("train.py", 2, "LK102")]  # the "cuda" on the next line stays: not CUDA-clean
+    assert held["applicability"] == "display" and "CUDA-clean" in held["reason"]
+    assert fixes[("train.py", 3, "LK101")] is None
 
 
 def test_errors(repo, capsys):
@@ -218,7 +245,7 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
     findings.append(Finding(odd, 7, 0, 12, 3, "LK101", odd, "device", "major", odd, odd,
                             {"z": odd, "a": "raises"}, odd, odd))
     findings.append(Finding("p.py", 1, 1, 1, 2, "LK101", "n", "device", "major", "m", "", {}, None, ""))
-    fix = Fix("unsafe", odd, (Edit(1, 2, 1, 9, odd), Edit(3, 1, 4, 1, "")), "2.7")
+    fix = Fix("display", odd, (Edit(1, 2, 1, 9, odd), Edit(3, 1, 4, 1, "")), "2.7", odd)
     findings.append(Finding("n.ipynb", 2, 1, 2, 5, "LK102", "n", "device", "major", "m", "s", {}, "2.7", "x",
                             context="guarded", cell=3, fix=fix))
     lines = FindingLines()

@@ -22,13 +22,17 @@ def rich_findings(result: ScanResult, console) -> None:
             console.print()
             console.print(Text(f.path, style="bold underline"))
         where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
+        mark = (" ", ("[*]", "bold green")) if f.fix is not None and f.fix.applicability == "safe" else ()
         console.print(Text.assemble((f"  {where} ", "dim"), (f.rule, "bold"), " ",
-                                    (f"[{f.severity}]", SEVERITY_STYLE[f.severity]), f" {f.name}: ", f.message))
+                                    (f"[{f.severity}]", SEVERITY_STYLE[f.severity]), *mark, f" {f.name}: ", f.message))
         if f.snippet:
             console.print(Text(f"      {f.snippet}", style="dim"))
         if f.suggestion:
             since = f" (torch >= {f.min_torch})" if f.min_torch else ""
             console.print(Text.assemble(("      fix: ", "green"), f.suggestion, (since, "dim")))
+        if f.fix is not None and f.fix.applicability == "display":
+            label, text = ("not fixed: ", f.fix.reason) if f.fix.reason else ("rewrite (shown only): ", f.fix.message)
+            console.print(Text.assemble(("      " + label, "yellow"), text))
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +52,7 @@ def test_same_as_rich(demo, color, no_color, monkeypatch):
     _findings(demo, make_console(ours, color))
     rich_findings(demo, make_console(theirs, color))
     assert len(demo.findings) > 10
+    assert {f.fix.applicability for f in demo.findings if f.fix} == {"safe", "display"}  # both kinds of line
     assert ours.getvalue() == theirs.getvalue()
     assert ("\x1b[" in ours.getvalue()) == (color == "always")
 

@@ -57,6 +57,7 @@ class Report:
     quiet: bool = False
     color: str = "auto"
     to_file: bool = False
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`) too
 
     @property
     def root(self) -> str:
@@ -77,9 +78,12 @@ def render(name: str, report: Report, out: TextIO) -> None:
     module.render(report, out)
 
 
-def fixable(finding: Finding) -> bool:
-    """Whether `--fix` would apply the finding's fix (the `[*]` marker)."""
-    return finding.fix is not None and finding.fix.applicability == "safe"
+def fixable(finding: Finding, unsafe: bool = False) -> bool:
+    """Whether `--fix` (with `unsafe`: `--fix --unsafe-fixes`) would apply the finding's fix (the
+    `[*]` marker)."""
+    if finding.fix is None or not finding.fix.edits:
+        return False
+    return finding.fix.applicability == "safe" or (unsafe and finding.fix.applicability == "unsafe")
 
 
 def location(finding: Finding) -> str:

@@ -17,7 +17,7 @@ def _clean(text: str) -> str:
 def lines(report: Report) -> list[str]:
     out = []
     for f in report.findings:
-        marker = "[*] " if fixable(f) else ""
+        marker = "[*] " if fixable(f, report.unsafe_fixes) else ""
         out.append(_clean(f"{location(f)}: {f.rule} {marker}{f.message}"))
     for e in report.errors:
         out.append(_clean(f"{e.path}:1:1: error[{e.kind}] {e.message}"))
@@ -29,9 +29,10 @@ def lines(report: Report) -> list[str]:
 
 def summary(report: Report) -> str:
     findings = len(report.findings)
-    fix = sum(1 for f in report.findings if fixable(f))
+    fix = sum(1 for f in report.findings if fixable(f, report.unsafe_fixes))
+    flags = "--fix --unsafe-fixes" if report.unsafe_fixes else "--fix"
     parts = [f"Found {findings} finding{'s' if findings != 1 else ''}"
-             + (f" ({fix} fixable with --fix)" if fix else "")
+             + (f" ({fix} fixable with {flags})" if fix else "")
              + f" in {len(report.result.files)} file{'s' if len(report.result.files) != 1 else ''}"]
     if report.baseline is not None:
         parts.append(f"{len(report.baseline.known)} known from the baseline, {report.baseline.stale} baseline "

@@ -18,7 +18,20 @@ def rule_summary(rule: Rule) -> dict:
         "code": rule.code, "name": rule.name, "category": rule.category.value,
         "severity": rule.severity.value, "summary": rule.what.strip().splitlines()[0] if rule.what else "",
         "targets": rule.effects(), "min_torch": rule.min_torch, "file_kinds": sorted(rule.file_kinds),
+        "fix": fix_column(rule),
     }
+
+
+def _specs(rule: Rule) -> list:
+    from auditor.registry import full_catalogue
+
+    return rule.fix_specs(full_catalogue())
+
+
+def fix_column(rule: Rule) -> str:
+    """The fix classes a rule offers, e.g. "safe", "safe, unsafe", "display"; "" when none."""
+    classes = {spec.applicability for spec in _specs(rule)}
+    return ", ".join(c for c in ("safe", "unsafe", "display") if c in classes)
 
 
 def print_rules(fmt: str) -> None:
@@ -29,13 +42,13 @@ def print_rules(fmt: str) -> None:
         sys.stdout.write(json.dumps([rule_summary(r) for r in rules], indent=2, sort_keys=True) + "\n")
         return
     table = Table(title=f"{len(rules)} rules", title_justify="left")
-    for column in ("code", "name", "category", "severity", *TARGETS):
+    for column in ("code", "name", "category", "severity", *TARGETS, "fix"):
         table.add_column(column)
     mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
     for rule in rules:
         effects = rule.effects()
         table.add_row(rule.code, rule.name, rule.category.value, rule.severity.value,
-                      *(mark[effects[t]] for t in TARGETS))
+                      *(mark[effects[t]] for t in TARGETS), fix_column(rule))
     console = Console(soft_wrap=True)
     if not console.is_terminal:  # piped: no terminal width to respect, never truncate names
         console = Console(soft_wrap=True, width=200)
@@ -60,7 +73,27 @@ def explanation_markdown(rule: Rule) -> str:
         lang = "python" if example.path.endswith(".py") else ""
         lines += ["## Example", "", f"`{example.path}`:", "", f"```{lang}", example.code.strip("\n"), "```", ""]
     lines += ["## Use instead", "", rule.instead.strip(), ""]
+    lines += _fix_section(rule)
     return "\n".join(lines)
+
+
+def _fix_section(rule: Rule) -> list[str]:
+    """Each rewrite with its class: safe ones `audit --fix` applies, unsafe ones need --unsafe-fixes,
+    display ones are only shown."""
+    specs = _specs(rule)
+    if not specs:
+        return ["## Fix", "", "None: the rewrite needs a decision a tool cannot make here; see above.", ""]
+    lines = ["## Fix", ""]
+    for spec in specs:
+        needs = f", torch >= {spec.min_torch}" if spec.min_torch else ""
+        gated = ", only in a CUDA-clean file" if spec.gated else ""
+        lines.append(f"- {spec.fix_id} ({spec.applicability}{needs}{gated}): {spec.summary}")
+    lines += ["", "safe: `audit --fix` applies it (identical behaviour everywhere); unsafe: also needs "
+              "`--unsafe-fixes` (behaviour changes somewhere); display: shown, never applied. A fix needing a "
+              "newer torch than the project's floor stays a suggestion; fixes marked \"only in a CUDA-clean "
+              "file\" make other accelerators selectable and wait until no CUDA-only call would remain in the "
+              "file (catalogue 5.5).", ""]
+    return lines
 
 
 def print_explanation(rule: Rule) -> None:
@@ -76,12 +109,12 @@ def rules_markdown_table() -> str:
     from auditor.registry import all_rules
 
     mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
-    rows = ["| code | name | category | severity | " + " | ".join(TARGETS) + " |",
-            "|---|---|---|---|" + "---|" * len(TARGETS)]
+    rows = ["| code | name | category | severity | " + " | ".join(TARGETS) + " | fix |",
+            "|---|---|---|---|" + "---|" * len(TARGETS) + "---|"]
     for rule in all_rules():
         if not rule.__module__.startswith("auditor."):
             continue  # plugins are not part of the README
         effects = rule.effects()
         rows.append(f"| {rule.code} | {rule.name} | {rule.category.value} | {rule.severity.value} | "
-                    + " | ".join(mark[effects[t]] for t in TARGETS) + " |")
+                    + " | ".join(mark[effects[t]] for t in TARGETS) + f" | {fix_column(rule)} |")
     return "\n".join(rows)

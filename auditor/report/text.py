@@ -38,11 +38,14 @@ def make_console(stream: TextIO | None = None, color: str = "auto") -> Console:
     return Console(**kwargs)
 
 
-def render_text(result: ScanResult, scores: Scores, console: Console, quiet: bool = False) -> None:
+def render_text(result: ScanResult, scores: Scores, console: Console, quiet: bool = False,
+                unsafe_fixes: bool = False) -> None:
+    """`unsafe_fixes`: mark unsafe fixes fixable too (`[*]`), as a --unsafe-fixes run applies them."""
     if not quiet:
-        _findings(result, console)
+        _findings(result, console, unsafe_fixes)
         _errors(result, console)
     _summary(result, console)
+    _fixes(result, console, unsafe_fixes)
     _scores(scores, console)
 
 
@@ -59,7 +62,7 @@ def render(report: Report, out: TextIO) -> None:
     shown = SimpleNamespace(findings=report.findings, errors=report.errors, files=report.result.files,
                             files_parsed=report.result.files_parsed)
     if not report.quiet or report.hook:
-        _findings(shown, console)
+        _findings(shown, console, report.unsafe_fixes)
         _errors(shown, console)
         if report.settings.show_suppressed and report.suppressed:
             _suppressed(report, console)
@@ -68,6 +71,7 @@ def render(report: Report, out: TextIO) -> None:
     _summary(shown, console)
     for line in _filters(report):
         console.print(Text(line, style="dim"))
+    _fixes(SimpleNamespace(findings=report.findings, floor=report.result.floor), console, report.unsafe_fixes)
     _scores(report.scores, console)
 
 
@@ -94,11 +98,13 @@ def _filters(report: Report) -> list[str]:
     return lines
 
 
-def _findings(result: ScanResult, console: Console) -> None:
+def _findings(result: ScanResult, console: Console, unsafe_fixes: bool = False) -> None:
     """Three lines per finding, formatted here and written in one go: rich's per-print layout
     costs ~0.5 ms a line, i.e. seconds for a large tree's 50,000 lines. The parts findings share
-    (rule and severity, name and message, the fix line) are formatted once each."""
+    (rule and severity, name and message, the fix line) are formatted once each. A finding whose
+    fix this run's flags would apply is marked `[*]`; a fix held back says why."""
     paint = _Painter(console)
+    fixable = ("safe", "unsafe") if unsafe_fixes else ("safe",)
     shared: dict[tuple, str] = {}
     out: list[str] = []
     current = None
@@ -107,11 +113,12 @@ def _findings(result: ScanResult, console: Console) -> None:
             current = f.path
             out.append("")
             out.append(paint(_clean(f.path), "bold underline"))
-        key = (f.rule, f.severity, f.name, f.message)
+        mark = f.fix is not None and f.fix.applicability in fixable
+        key = (f.rule, f.severity, f.name, f.message, mark)
         head = shared.get(key)
         if head is None:
             head = shared[key] = (paint(f.rule, "bold") + " " + paint(f"[{f.severity}]", SEVERITY_STYLE.get(f.severity, ""))
-                                  + _clean(f" {f.name}: {f.message}"))
+                                  + (" " + paint("[*]", "bold green") if mark else "") + _clean(f" {f.name}: {f.message}"))
         where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
         out.append(paint(f"  {where} ", "dim") + head)
         if f.snippet:
@@ -123,6 +130,13 @@ def _findings(result: ScanResult, console: Console) -> None:
                 since = paint(f" (torch >= {f.min_torch})", "dim") if f.min_torch else ""
                 fix = shared[key] = paint("      fix: ", "green") + _clean(f.suggestion) + since
             out.append(fix)
+        if f.fix is not None and f.fix.applicability == "display":
+            key = ("display", f.fix.reason or f.fix.message)
+            line = shared.get(key)
+            if line is None:
+                label, text = ("not fixed: ", f.fix.reason) if f.fix.reason else ("rewrite (shown only): ", f.fix.message)
+                line = shared[key] = paint("      " + label, "yellow") + _clean(text)
+            out.append(line)
     if out:
         console.file.write("\n".join(out) + "\n")
 
@@ -180,6 +194,25 @@ def _summary(result: ScanResult, console: Console) -> None:
     console.print(Text(
         f"{len(result.files)} files read, {result.files_parsed} parsed, "
         f"{len({f.path for f in result.findings})} with findings, {len(result.errors)} errors", style="dim"))
+
+
+def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
+    """What `audit --fix` would do: `[*]` counts, what --unsafe-fixes adds, what stays a suggestion."""
+    from auditor.fix.run import fix_counts
+
+    counts = fix_counts(result.findings)
+    if not counts:
+        return
+    fixable = counts["safe"] + (counts["unsafe"] if unsafe_fixes else 0)
+    command = "audit --fix --unsafe-fixes" if unsafe_fixes else "audit --fix"
+    parts = [f"[*] {fixable} fixable with `{command}`"]
+    if not unsafe_fixes and counts["unsafe"]:
+        parts.append(f"{counts['unsafe']} more with `--unsafe-fixes`")
+    if counts["held"]:
+        floor = result.floor.describe() if result.floor is not None else ""
+        parts.append(f"{counts['held']} held back (\"not fixed:\" lines; torch floor: {floor})")
+    console.print()
+    console.print(Text("; ".join(parts) + ".", style="green"))
 
 
 def _scores(scores: Scores, console: Console) -> None:
