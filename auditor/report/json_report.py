@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 # 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
 # (the absolute folder scanned: the one given, or the common folder of the paths given), `gate`,
-# `baseline`, `changed_lines` and `suppressed`; `summary.suppressed`; the `suppression` category.
+# `baseline`, `changed_lines` and `suppressed`; `summary.suppressed`; the `suppression` category;
+# `fix.reason` (why a fix is only shown). Version 3 is not released yet, so these share it.
 FORMAT_VERSION = 3
 
 
