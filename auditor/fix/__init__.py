@@ -10,5 +10,8 @@
 - `swaps.py`: the catalogue-driven API swaps (`rules/fixes.toml`), the fix of every ApiRule.
 - `edits.py`: text edits to offsets, conflicts between fixes, applying them.
 - `imports.py`: imports a round of fixes left unused.
+- `build.py`: asking the rules for their fixes after the walk (python_scan.place_findings).
+- `layout.py`: the per-target dependency layout the display fixes of LK501/LK502 show.
 - `apply.py`: fixing files until stable, validating each round, atomic writes and diffs.
+- `run.py`: `audit --fix` / `--diff` end to end (run.py of the package root calls it).
 """
