@@ -66,11 +66,13 @@ def parse_error_message(exc: cst.ParserSyntaxError) -> str:
 
 def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
                 after_walk: Callable[[PythonContext], None] | None = None, floor: TorchFloor | None = None,
-                hidden: frozenset[str] = frozenset(), module: cst.Module | None = None) -> FileResult:
+                hidden: frozenset[str] = frozenset(), module: cst.Module | None = None,
+                gate_extra: tuple[Finding, ...] = ()) -> FileResult:
     """The file's findings; `after_walk` lets file-level rules (setup.py) use the same tree.
     `floor` is the project's torch floor the fixes are judged against; findings of the `hidden`
     rules only hold fixes back (auditor/fix/policy.py) and are dropped. `module`: the text's tree
-    when the caller already has it (the fixer)."""
+    when the caller already has it (the fixer). `gate_extra`: findings of the same file from other
+    readers (a notebook's shell lines) that the CUDA-clean gate must count too."""
     result = FileResult(path=path, parsed=True)
     try:
         module = module if module is not None else parse_module(text)
@@ -91,13 +93,13 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
         return result
     if after_walk is not None:
         after_walk(ctx)
-    result.findings = place_findings(ctx, floor, hidden)
+    result.findings = place_findings(ctx, floor, hidden, gate_extra)
     result.errors.extend(ctx.errors)
     return result
 
 
 def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
-                   hidden: frozenset[str] = frozenset()) -> list[Finding]:
+                   hidden: frozenset[str] = frozenset(), gate_extra: tuple[Finding, ...] = ()) -> list[Finding]:
     """Turn pending node reports into findings (with their fixes), drop duplicates and superseded
     ones, sort."""
     findings = list(ctx.findings)
@@ -127,7 +129,7 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
         from auditor.fix.floor import TorchFloor
         from auditor.fix.policy import finalize
 
-        kept = finalize(kept, planned, floor or TorchFloor(), ctx.catalogue, ctx.text)
+        kept = finalize([*kept, *gate_extra], planned, floor or TorchFloor(), ctx.catalogue, ctx.text)[:len(kept)]
     if hidden:
         kept = [f for f in kept if f.rule not in hidden]
     return kept

@@ -250,3 +250,48 @@ def test_a_bug_while_fixing_one_file_does_not_stop_the_others(tmp_path, monkeypa
     run = run_fix(tmp_path)
     assert [f.path for f in run.changed] == ["b.py"] and "internal error (KeyError" in run.errors[0].message
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == SYNC
+
+
+# -- notebooks -------------------------------------------------------------------------------------------
+def notebook(*cells: list[str], compact: bool = False) -> str:
+    import json
+
+    data = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+                      for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    if compact:
+        return json.dumps(data, separators=(",", ":"))
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_notebook_cells_are_fixed_in_place(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    first = ["import torch\n", "x = 1  # ünïcode stays\n"]
+    path.write_text(notebook(first, ["with torch.cuda.amp.autocast():\n", "    y = model(x)\n"]), encoding="utf-8")
+    run = run_fix(tmp_path, unsafe=False)
+    assert run.fixed_count == 1 and not run.errors
+    expected = notebook(first, ['with torch.amp.autocast("cuda", dtype=torch.float16):\n', "    y = model(x)\n"])
+    assert path.read_text(encoding="utf-8") == expected  # everything else byte for byte
+    assert not run_fix(tmp_path).changed
+
+
+def test_notebook_fixes_stay_in_their_cell(tmp_path):
+    """A fix that would add `import torch` to another cell is left out; a `!nvidia-smi` line keeps the
+    accelerator swaps back like a CUDA call would."""
+    (tmp_path / "a.ipynb").write_text(notebook(["from torch.cuda.amp import autocast\n"], ["x = 1\n"],
+                                               ["with autocast():\n", "    pass\n"]), encoding="utf-8")
+    (tmp_path / "b.ipynb").write_text(notebook(["!nvidia-smi\n"], ["import torch\n", "torch.cuda.synchronize()\n"]),
+                                      encoding="utf-8")
+    result = scan([str(tmp_path)], ScanOptions(cache=False, jobs=1, torch_version="2.13"))
+    fixes = {(f.path, f.rule, f.cell): f.fix for f in result.findings}
+    assert fixes[("a.ipynb", "LK209", 3)] is None  # its `import torch` would go into cell 2
+    held = fixes[("b.ipynb", "LK204", 2)]
+    assert held.applicability == "display" and "LK603 at cell 1:1:" in held.reason
+    assert not run_fix(tmp_path).changed
+
+
+def test_a_notebook_in_another_json_layout_is_not_rewritten(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    text = notebook(["import torch\n", "s = torch.cuda.amp.GradScaler()\n"], compact=True)
+    path.write_text(text, encoding="utf-8")
+    (outcome,) = run_fix(tmp_path).files
+    assert "JSON layout" in outcome.error.message and path.read_text(encoding="utf-8") == text

@@ -79,6 +79,13 @@ def test_poetry_setup_cfg_setup_py_and_requirements_folder(tmp_path):
     assert read_floor(str(tmp_path)) == TorchFloor("2.6.0", "requirements/base.txt")
 
 
+def test_conda_environments_and_container_files(tmp_path):
+    write(tmp_path, {"environment.yml": "dependencies:\n  - python=3.11\n  - pytorch=2.4.1\n  - pip:\n    - numpy\n"})
+    assert read_floor(str(tmp_path)) == TorchFloor("2.4.1", "environment.yml")
+    write(tmp_path, {"Dockerfile": "FROM python:3.11\nRUN pip install --no-cache-dir torch==2.2.0 torchvision\n"})
+    assert read_floor(str(tmp_path)) == TorchFloor("2.2.0", "Dockerfile")
+
+
 def test_what_does_not_count(tmp_path):
     write(tmp_path, {"examples/requirements.txt": "torch==1.8\n",  # another program's needs
                      "requirements.txt": "torch\n",  # no bound

@@ -40,7 +40,10 @@ PYTHON_KINDS = ("python", "setup-py")
 # Other files get text fixes too (LK001 deletes a stale suppression comment); dependency files'
 # own rewrites are display-only and never applied.
 TEXT_KINDS = ("requirements", "pyproject", "setup-cfg", "cuda")
-FIXABLE_KINDS = (*PYTHON_KINDS, *TEXT_KINDS)
+# A notebook's code cells are fixed in their cells (edits in cell lines); the JSON is written back
+# only when re-serialising it reproduces the file byte for byte (nbformat's own layout).
+NOTEBOOK_KINDS = ("notebook",)
+FIXABLE_KINDS = (*PYTHON_KINDS, *TEXT_KINDS, *NOTEBOOK_KINDS)
 
 
 def applicable(finding: Finding, unsafe: bool) -> bool:
@@ -168,6 +171,9 @@ def _rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool
 
     from auditor.python_scan import parse_module
 
+    if source.kind in NOTEBOOK_KINDS:
+        _notebook_rounds(runtime, source, outcome, unsafe)
+        return
     if source.kind not in PYTHON_KINDS:
         _text_rounds(runtime, source, outcome, unsafe)
         return
@@ -251,6 +257,95 @@ def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe:
         outcome.rounds += 1
         outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
     outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
+
+
+def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
+    """Rounds over a notebook: each fix's edits go into its finding's cell (their lines are the
+    cell's); the JSON is rebuilt in the notebook's own layout and its code validated like a file's."""
+    import json
+
+    import libcst as cst
+
+    from auditor.readers.notebook import NotebookError, read_notebook
+
+    text = outcome.fixed
+    layout = _json_layout(text)
+    try:
+        compiles = _compiles(read_notebook(text).code, source.display) is None
+    except NotebookError:
+        return  # the scan reported it
+    for phase_unsafe in (False, True) if unsafe else (False,):
+        for _ in range(MAX_ROUNDS):
+            findings = [f for f in runtime.check_text(source, text).findings
+                        if applicable(f, phase_unsafe) and f.cell is not None]
+            if not findings:
+                break
+            if layout is None:
+                outcome.error = FileError(source.display, "fix", "not fixed: writing this notebook back would change "
+                                                                 "its JSON layout (not the one Jupyter writes)")
+                return
+            data = json.loads(text)
+            taken_findings: list[Finding] = []
+            for number in sorted({f.cell for f in findings}):
+                items = [f for f in findings if f.cell == number]
+                cell = data["cells"][number - 1]
+                as_list = isinstance(cell.get("source"), list)
+                code = "".join(cell["source"]) if as_list else cell.get("source", "")
+                taken, edits = _select_in(items, code)
+                if taken:
+                    new_code = _apply_in(code, edits)
+                    cell["source"] = new_code.splitlines(keepends=True) if as_list else new_code
+                    taken_findings += [items[i] for i in taken]
+            if not taken_findings:
+                break
+            new = json.dumps(data, indent=layout[0], sort_keys=layout[1], ensure_ascii=False) + layout[2]
+            number = outcome.rounds + 1
+            try:
+                joined = read_notebook(new).code
+                with _validated():
+                    cst.parse_module(joined)
+            except (NotebookError, cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:
+                outcome.error = FileError(source.display, "fix", f"round {number} reverted: its result does not parse "
+                                                                 f"({_first_line(exc)}); the file keeps the previous text")
+                return
+            problem = _validate(joined, source.display, compiles)
+            if problem is not None:
+                outcome.error = FileError(source.display, "fix", f"round {number} reverted: {problem}; the file keeps "
+                                                                 f"the previous text")
+                return
+            if new == text:
+                break
+            text = outcome.fixed = new
+            outcome.rounds = number
+            outcome.applied.update((f.rule, f.name) for f in taken_findings)
+
+
+def _select_in(findings: list[Finding], code: str) -> tuple[list[int], list]:
+    from auditor.fix.edits import select
+
+    return select([f.fix for f in findings], code)  # type: ignore[misc]
+
+
+def _apply_in(code: str, edits: list) -> str:
+    from auditor.fix.edits import apply_edits
+
+    return apply_edits(code, edits)
+
+
+def _json_layout(text: str) -> tuple[int, bool, str] | None:
+    """(indent, sort_keys, ending) with which json.dumps gives `text` back exactly, or None."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    ending = "\n" if text.endswith("\n") else ""
+    for indent in (1, 2, 4):
+        for sort_keys in (True, False):
+            if json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False) + ending == text:
+                return indent, sort_keys, ending
+    return None
 
 
 def _toml_problem(text: str) -> str | None:

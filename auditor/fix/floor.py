@@ -4,7 +4,8 @@ A fix whose replacement needs a newer torch than that stays a suggestion naming 
 needs (catalogue 5.3: "apply it only when the project's torch floor is at least that version").
 The floor is read once per run, before any file is checked, from the dependency files at the top
 of the project (the folder holding .git or pyproject.toml, as for the cache): `pyproject.toml`,
-`setup.py`, `setup.cfg`, `requirements*.txt` / `*.in` and the files of a `requirements/` folder.
+`setup.py`, `setup.cfg`, `requirements*.txt` / `*.in`, the files of a `requirements/` folder, conda
+environment files and Dockerfiles (`pip install torch==...`, `pytorch=2.3` in conda).
 Nested dependency files (examples/, docs/) describe other programs and do not lower it.
 `--torch-version` (or the config's torch-version) overrides what the files say.
 
@@ -221,6 +222,28 @@ def _setup_py(text: str) -> Iterable[str]:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return bounds
     return bounds
+
+
+def _through_reader(kind: str) -> FloorReader:
+    """A floor reader for a kind whose own reader already finds requirements (conda environments,
+    container files): their torch (or conda `pytorch`) requirements, read as the rules read them."""
+    def read(text: str) -> Iterable[str]:
+        from importlib import import_module
+
+        from auditor.catalogue import load_catalogue
+        from auditor.context import FileContext
+        from auditor.kinds import BY_NAME
+
+        where, _, function = (BY_NAME[kind].reader or "").partition(":")
+        ctx = FileContext(kind, text, load_catalogue(), kind)
+        document = getattr(import_module(where), function)(ctx)
+        return [b for req in document.dependencies.requirements
+                if is_torch(req.key or req.name or "") and (b := lower_bound(req.specifier))]
+    return read
+
+
+for _kind in ("conda", "dockerfile"):
+    floor_reader(_kind)(_through_reader(_kind))
 
 
 # -- the project -----------------------------------------------------------------------------------

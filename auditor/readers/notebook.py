@@ -173,15 +173,18 @@ def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResul
         return FileResult(source.display, errors=[FileError(source.display, "parse", str(exc))])
     result = FileResult(source.display, parsed=True)
     findings: list[Finding] = []
-    if runtime.may_match(notebook.code.encode("utf-8", "replace")):  # markdown and outputs do not count
-        findings.extend(_python_findings(runtime, source, notebook, result))
+    shell: list[Finding] = []
     if notebook.shell or notebook.env:
         ctx = FileContext(source.display, notebook.original, runtime.catalogue, "notebook")
         ctx.source_path = source.path  # type: ignore[attr-defined]
         ctx.state[STATE] = magics_document(notebook)
         runtime.run_file_rules("notebook", ctx)
-        findings.extend(ctx.findings)
+        shell = ctx.findings
         result.errors.extend(_in_cells(ctx.errors, notebook))
+    if runtime.may_match(notebook.code.encode("utf-8", "replace")):  # markdown and outputs do not count
+        # `!nvidia-smi` in a cell keeps the code's accelerator swaps back as a CUDA call would
+        findings.extend(_python_findings(runtime, source, notebook, result, tuple(shell)))
+    findings.extend(shell)
     result.findings = sorted(findings, key=Finding.sort_key)
     runtime.suppress(source, notebook.original, result)  # in the joined text's lines, as written
     result.findings = sorted((_to_cell(f, notebook) for f in result.findings), key=Finding.sort_key)
@@ -189,13 +192,14 @@ def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResul
     return result
 
 
-def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, result: FileResult) -> list[Finding]:
+def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, result: FileResult,
+                     shell: tuple[Finding, ...] = ()) -> list[Finding]:
     """One parse of all code cells (names flow from cell to cell); when that fails, each cell on
     its own, and only the cells that do not parse are errors."""
     from auditor.python_scan import scan_python
 
     whole = scan_python(source.display, notebook.code, runtime.walker, runtime.catalogue, floor=runtime.floor,
-                        hidden=runtime.hidden_codes)
+                        hidden=runtime.hidden_codes, gate_extra=shell)
     if not any(error.kind == "parse" for error in whole.errors):
         result.errors.extend(_in_cells(whole.errors, notebook))
         return whole.findings
@@ -203,7 +207,7 @@ def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, r
     for number, first, code in notebook.cells:
         padded = "\n" * (first - 1) + code  # keep the joined text's line numbers
         part = scan_python(source.display, padded, runtime.walker, runtime.catalogue, floor=runtime.floor,
-                           hidden=runtime.hidden_codes)
+                           hidden=runtime.hidden_codes, gate_extra=shell)
         findings.extend(part.findings)
         for error in part.errors:
             result.errors.append(FileError(source.display, error.kind, f"cell {number}: {_relative(error.message, first)}"))
@@ -236,5 +240,12 @@ def _to_cell(finding: Finding, notebook: Notebook) -> Finding:
     fix = finding.fix
     if fix is not None:
         shift = finding.line - line
-        fix = replace(fix, edits=tuple(replace(e, line=e.line - shift, end_line=e.end_line - shift) for e in fix.edits))
+        cells = {notebook.place(n)[0] for e in fix.edits for n in (e.line, e.end_line)}
+        # A fix's edits are in its finding's cell lines: one that reaches another cell (an import it
+        # adds at the top of the first) cannot be written so, and is left out.
+        fix = None if cells != {cell} else replace(
+            fix, edits=tuple(replace(e, line=e.line - shift, end_line=e.end_line - shift) for e in fix.edits))
+        if fix is not None and fix.reason:  # "held back ...: LK603 at 2:1" names the joined text's line
+            fix = replace(fix, reason=re.sub(r"\b(\w+) at (\d+):(\d+)", lambda m: "{} at cell {}:{}:{}".format(
+                m.group(1), *notebook.place(int(m.group(2))), m.group(3)), fix.reason))
     return replace(finding, line=line, end_line=end_line, end_column=end_column, cell=cell, fix=fix)
