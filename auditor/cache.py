@@ -147,23 +147,28 @@ class Cache:
     def path(self) -> str:
         return os.path.join(self.directory, f"results-{self.key}.bin")
 
-    def entry_key(self, display: str) -> str:
-        """A file's key: its path from the project root, however the run that met it was called."""
+    def entry_key(self, display: str, facts: str = "") -> str:
+        """A file's key: its path from the project root, however the run that met it was called;
+        `facts` is what its result depends on besides its bytes (what the project around it says:
+        auditor.analysis.project.FileFacts.key), so a change there is a miss."""
         if self.prefix.startswith("..") or display.startswith(".."):
             full = os.path.normpath(os.path.join(self.base or self.project, display))
-            return os.path.relpath(full, self.project).replace(os.sep, "/")
-        return self.prefix + display
+            key = os.path.relpath(full, self.project).replace(os.sep, "/")
+        else:
+            key = self.prefix + display
+        return key + "\0" + facts if facts else key
 
-    def lookup(self, display: str, size: int, mtime_ns: int) -> FileResult | None:
+    def lookup(self, display: str, size: int, mtime_ns: int, facts: str = "") -> FileResult | None:
         """The cached result when the stat says the file is unchanged and the entry is trusted."""
-        entry = self.entries.get(self.entry_key(display))
+        entry = self.entries.get(self.entry_key(display, facts))
         if entry is None or not entry[_TRUSTED] or entry[_SIZE] != size or entry[_MTIME] != mtime_ns:
             return None
         return self._result(display, entry)
 
-    def lookup_content(self, display: str, size: int, mtime_ns: int, content_digest: str) -> FileResult | None:
+    def lookup_content(self, display: str, size: int, mtime_ns: int, content_digest: str,
+                       facts: str = "") -> FileResult | None:
         """The cached result when the bytes are the same though the stat changed; refreshes the entry."""
-        key = self.entry_key(display)
+        key = self.entry_key(display, facts)
         entry = self.entries.get(key)
         if entry is None or entry[_SIZE] != size or entry[_DIGEST] != content_digest:
             return None
@@ -174,15 +179,15 @@ class Cache:
             self.dirty = True
         return self._result(display, entry)
 
-    def digest_for(self, display: str, size: int) -> str | None:
+    def digest_for(self, display: str, size: int, facts: str = "") -> str | None:
         """The cached digest when an entry of this size exists (hashing the file may save a parse)."""
-        entry = self.entries.get(self.entry_key(display))
+        entry = self.entries.get(self.entry_key(display, facts))
         return entry[_DIGEST] if entry is not None and entry[_SIZE] == size else None
 
-    def store(self, result: FileResult, size: int, mtime_ns: int, content_digest: str) -> None:
+    def store(self, result: FileResult, size: int, mtime_ns: int, content_digest: str, facts: str = "") -> None:
         if any(error.kind == "internal" for error in result.errors):
             return  # a crash in a rule is not a property of the file; try again next time
-        key = self.entry_key(result.path)
+        key = self.entry_key(result.path, facts)
         self.entries[key] = [
             size, mtime_ns, content_digest, self.settled(mtime_ns), result.parsed,
             [self._row(f) for f in result.findings], [[e.kind, e.message] for e in result.errors],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,10 @@ class ApiEntry:
     since: str | None = None  # first PyTorch version with the replacement
     prefix: bool = False  # matches `name` and everything below it
     scope: str = "all"  # all | import | ref: where the name must appear to count
+    # Per-target effects of this library when they differ from its rule's ((target, effect), ...).
+    effects: tuple[tuple[str, str], ...] = ()
+    note: str = ""  # what the library is and where it runs, for the rule's message
+    package: str = ""  # the distribution that provides it (its dependency-side row must agree)
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,8 @@ class Catalogue:
     apis: dict[str, ApiEntry]  # exact qualified names
     api_prefixes: dict[str, ApiEntry]  # namespaces
     raw: dict[str, Any] = field(default_factory=dict)  # every file's table, by file stem
+    # Names that start alike under one module (`torch._C._cuda_*`): module -> ((start, entry), ...).
+    api_stems: dict[str, tuple[tuple[str, ApiEntry], ...]] = field(default_factory=dict)
     # A project module named after a GPU library wraps it (`vllm.utils.flashinfer`): component -> library.
     wrapped: dict[str, str] = field(default_factory=dict)
     # Wrapper modules the project's configuration declares portable: nothing reached through them counts.
@@ -63,6 +69,11 @@ class Catalogue:
             if cut < 0:
                 break
             name = name[:cut]
+        if self.api_stems:
+            module, _, last = qualified.rpartition(".")
+            for start, stem_entry in self.api_stems.get(module, ()):
+                if last.startswith(start):
+                    return stem_entry
         if self.wrapped:
             return self._wrapper_entry(qualified)
         return None
@@ -95,12 +106,14 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
     effects: dict[str, dict[str, str]] = {}
     apis: dict[str, ApiEntry] = {}
     prefixes: dict[str, ApiEntry] = {}
+    stems: dict[str, list[tuple[str, ApiEntry]]] = {}
     wrapped: dict[str, str] = {}
     for table in raw.values():
         effects.update(table.get("effects", {}))
         wrapped.update({name: name for name in table.get("wrapped_libraries", ())})
         for item in table.get("api", []):
             name = item["name"]
+            is_stem = name.endswith("*") and not name.endswith(".*")  # torch._C._cuda_*: a name start
             is_prefix = name.endswith(".*")
             entry = ApiEntry(
                 name=name[:-2] if is_prefix else name,
@@ -109,9 +122,17 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
                 since=item.get("since"),
                 prefix=is_prefix,
                 scope=item.get("scope", "all"),
+                effects=tuple(sorted(item.get("effects", {}).items())),
+                note=item.get("note", ""),
+                package=item.get("package", ""),
             )
+            if is_stem:
+                module, _, start = name[:-1].rpartition(".")
+                stems.setdefault(module, []).append((start, replace(entry, name=name[:-1])))
+                continue
             (prefixes if is_prefix else apis)[entry.name] = entry
-    return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw, wrapped=wrapped)
+    return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw, wrapped=wrapped,
+                     api_stems={module: tuple(items) for module, items in stems.items()})
 
 
 def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portable: tuple[str, ...] = ()) -> Catalogue:
@@ -145,6 +166,20 @@ _EXTENDED: dict[tuple, tuple[Catalogue, Catalogue]] = {}
 @lru_cache(maxsize=1)
 def load_catalogue() -> Catalogue:
     return build_catalogue(_read_all(catalogue_dir()))
+
+
+@cache
+def load_table(stem: str) -> dict[str, Any]:
+    """One catalogue file (`scoring`, `verdicts`, `contexts`): what a run served from the cache
+    needs for its score, verdicts and cache keys, without parsing the whole catalogue."""
+    if load_catalogue.cache_info().currsize:
+        return load_catalogue().table(stem)
+    path = catalogue_dir() / f"{stem}.toml"
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
 
 
 def catalogue_fingerprint() -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -12,6 +12,8 @@ from auditor.model import FileError, Finding
 from auditor.names import Resolver, dotted_parts
 
 if TYPE_CHECKING:
+    from auditor.analysis.placement import Where
+    from auditor.analysis.project import FileFacts
     from auditor.checks.base import Rule
 
 
@@ -40,13 +42,15 @@ def _render(template: str, fields: dict[str, Any]) -> str:
 
 
 class FileContext:
-    """A file being checked: its display path, its text and the findings reported so far."""
+    """A file being checked: its display path, its text, what the project says about it and the
+    findings reported so far."""
 
-    def __init__(self, path: str, text: str, catalogue: Catalogue, kind: str) -> None:
+    def __init__(self, path: str, text: str, catalogue: Catalogue, kind: str, facts: FileFacts | None = None) -> None:
         self.path = path
         self.text = text
         self.catalogue = catalogue
         self.kind = kind
+        self.facts = facts
         self.findings: list[Finding] = []
         self.errors: list[FileError] = []
         self.state: dict[str, Any] = {}  # per-rule scratch space, keyed by rule code
@@ -65,17 +69,47 @@ class FileContext:
             self.errors.append(error)
 
     def make_finding(self, rule: Rule, line: int, column: int, end_line: int, end_column: int,
-                     fields: dict[str, Any]) -> Finding:
+                     fields: dict[str, Any], where: Where | None = None) -> Finding:
+        """The finding as its context makes it (analysis.apply): `where` comes from the placement
+        of a Python node; other findings get what the file's path and project say."""
+        from auditor.analysis.apply import apply
+
         snippet = self.lines[line - 1].strip()[:200] if 0 < line <= len(self.lines) else ""
         fields.setdefault("snippet", snippet)
         min_torch = fields.get("min_torch") or rule.min_torch
+        effects = rule.effects()
+        override = fields.pop("__effects", None)  # a library's own support, from its catalogue row
+        if override:
+            effects = {target: override.get(target, effect) for target, effect in effects.items()}
+        if where is None:
+            where = self.file_where()
+        hint = fields.pop("__optional", None)
+        if hint:  # ("dependency", "the optional extra `gpu`"): declared where the base install skips it
+            where = replace(where, optional=hint[1], optional_line=line, optional_kind=hint[0])
+        if fields.pop("__test", False):
+            where = replace(where, test=True)
+        covered = fields.pop("__covered", None)
+        if covered:
+            where = replace(where, covered=set(where.covered) | set(covered))
+        applied = apply(rule, fields, where, effects, _render(rule.message, fields), _render(rule.suggestion, fields),
+                        self.catalogue)
         return Finding(
             path=self.path, line=line, column=column, end_line=end_line, end_column=end_column,
             rule=rule.code, name=rule.name, category=rule.category.value,
-            severity=rule.severity.value, message=_render(rule.message, fields),
-            suggestion=_render(rule.suggestion, fields), targets=rule.effects(),
-            min_torch=min_torch, snippet=snippet, fix=fields.get("__fix"),
+            severity=applied.severity, message=applied.message, suggestion=applied.suggestion,
+            targets=applied.effects, min_torch=min_torch, snippet=snippet, context=applied.context,
+            fix=fields.get("__fix"),
         )
+
+    def file_where(self) -> Where:
+        """The context every finding of this file shares (test-only path, backend module)."""
+        cached = self.state.get("__where")
+        if cached is None:
+            from auditor.analysis.placement import Where
+            from auditor.analysis.project import NO_FACTS
+
+            cached = self.state["__where"] = Where.of_file(self.facts or NO_FACTS)
+        return cached
 
     def report_at(self, rule: Rule, line: int, column: int = 1, end_line: int | None = None,
                   end_column: int | None = None, **fields: Any) -> None:
@@ -91,8 +125,9 @@ class FileContext:
 class PythonContext(FileContext):
     """A Python file during its walk: name resolution plus node-based reporting."""
 
-    def __init__(self, path: str, text: str, catalogue: Catalogue, module: cst.Module) -> None:
-        super().__init__(path, text, catalogue, "python")
+    def __init__(self, path: str, text: str, catalogue: Catalogue, module: cst.Module,
+                 facts: FileFacts | None = None) -> None:
+        super().__init__(path, text, catalogue, "python", facts)
         self.module = module
         self.resolver = Resolver()
         self.rules_by_name: dict[str, Rule] = {}  # the active rules, for family-wide handlers

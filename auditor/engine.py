@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
 
     import libcst as cst
 
+    from auditor.analysis.project import ProjectInfo
     from auditor.cache import Cache
     from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
@@ -64,10 +65,13 @@ class ScanResult:
 
 
 class Runtime:
-    """Everything a process needs to check files with one rule selection; built once per process."""
+    """Everything a process needs to check files with one rule selection; built once per process.
+    `project` answers what the project says about each file (auditor.analysis.project)."""
 
     def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES,
-                 settings: Settings | None = None, floor: TorchFloor | None = None) -> None:
+                 settings: Settings | None = None, floor: TorchFloor | None = None,
+                 project: ProjectInfo | None = None) -> None:
+        from auditor.analysis.project import ProjectInfo
         from auditor.fix.floor import TorchFloor
         from auditor.fix.policy import gate_rules
         from auditor.registry import build_prefilter
@@ -78,6 +82,7 @@ class Runtime:
         self.max_bytes = max_bytes
         self.settings = settings
         self.floor = floor or TorchFloor()
+        self.project = project if project is not None else ProjectInfo(os.getcwd())
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
         # Rules left out of the selection whose findings still keep a file from being CUDA-clean
         # (auditor/fix/policy.py): they run, their findings only hold fixes back.
@@ -187,7 +192,7 @@ class Runtime:
         from auditor.context import FileContext
         from auditor.model import Edit, Fix
 
-        ctx = FileContext(source.display, text, self.catalogue, source.kind)
+        ctx = FileContext(source.display, text, self.catalogue, source.kind, self.project.facts(source.path, source.display))
         # An item naming LK001 itself is not judged: it is used exactly when it silences what this pass reports.
         judged = self.selected_codes - {UNUSED_SUPPRESSION}
         for problem in suppress.problems(directives, ctx.lines, self._known_code, judged.__contains__, self._suggest):
@@ -235,14 +240,16 @@ def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Mo
         def after_walk(ctx: FileContext) -> None:
             runtime.run_file_rules(source.kind, ctx)
     return scan_python(source.display, text, runtime.walker, runtime.catalogue, after_walk, floor=runtime.floor,
-                       hidden=runtime.hidden_codes, module=module)
+                       hidden=runtime.hidden_codes, module=module,
+                       facts=runtime.project.facts(source.path, source.display))
 
 
 def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
     """Any other kind: its rules read the Document its reader builds (auditor.readers.document)."""
     from auditor.context import FileContext
 
-    ctx = FileContext(source.display, text, runtime.catalogue, source.kind)
+    ctx = FileContext(source.display, text, runtime.catalogue, source.kind, runtime.project.facts(source.path,
+                                                                                                  source.display))
     ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
     runtime.run_file_rules(source.kind, ctx)
     return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.errors,
@@ -327,14 +334,16 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
                          scan_root=scan_root, settings=settings,
                          select=settings.effective_select, ignore=settings.effective_ignore, floor=floor)
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
-    scanner = _Scan(found.files, settings, cache, outcome, whole)
+    scanner = _Scan(found.files, settings, cache, outcome, whole, _project_info(paths, scan_root, found, cache))
     results = scanner.run()
     for result in results:
         outcome.findings.extend(result.findings)
         outcome.errors.extend(result.errors)
         outcome.suppressed.extend(result.suppressed)
     # A file included by two requirement files reports its findings once.
-    outcome.findings = sorted(set(outcome.findings), key=Finding.sort_key)
+    from auditor.analysis.crossfile import link_kernel_sources
+
+    outcome.findings = sorted(link_kernel_sources(list(set(outcome.findings))), key=Finding.sort_key)
     if outcome.findings:
         from auditor.alternatives import with_alternatives
 
@@ -471,17 +480,42 @@ def _discover(paths: list[str], root: str, options: Settings, cache: Cache | Non
     return found
 
 
+def _project_info(paths: list[str], root: str, found: Discovery, cache: Cache | None) -> ProjectInfo:
+    """What the project says about each file (auditor.analysis.project). With the cached file list
+    (whose folder stamps vouch for every listing) and unchanged project files, the per-folder
+    cache keys of the last run are reused instead of recomputed."""
+    from auditor.analysis.project import ProjectInfo
+
+    walked = all(os.path.isdir(p) for p in paths)  # a directory walk lists every folder it reports
+    project = ProjectInfo(root, [f.path for f in found.files] if walked else None)
+    tree = cache.meta.get("tree") if cache is not None else None
+    if not walked or not isinstance(tree, dict):
+        return project
+    saved = cache.meta.get("facts")  # type: ignore[union-attr]
+    if isinstance(saved, dict) and saved.get("key") == tree.get("key") and project.preset(saved):
+        return project
+    for source in found.files:  # the scan asks for every key anyway
+        project.key(source.path, source.display)
+    cache.meta["facts"] = {"key": tree.get("key"), **project.export()}  # type: ignore[union-attr]
+    cache.dirty = True  # type: ignore[union-attr]
+    return project
+
+
 class _Scan:
     """One scan's bookkeeping: cache hits first, then the prefilter, then the candidates."""
 
     def __init__(self, files: list[SourceFile], options: Settings, cache: Cache | None, outcome: ScanResult,
-                 whole_project: bool = False) -> None:
+                 whole_project: bool = False, project: ProjectInfo | None = None) -> None:
+        from auditor.analysis.project import ProjectInfo
+
         self.files = files
         self.whole_project = whole_project
+        self.project = project if project is not None else ProjectInfo(outcome.root)
         self.options = options
         self.cache = cache
         self.outcome = outcome
         self.results: list[FileResult | None] = [None] * len(files)
+        self._fact_keys: list[str | None] = [None] * len(files)
         self.stats: list[tuple[int, int] | None] = [None] * len(files)
         self.served: set[str] | None = None  # targets the repository's other images serve (auditor.alternatives)
 
@@ -508,7 +542,8 @@ class _Scan:
                 misses.append(index)  # reading it will say what is wrong
                 continue
             self.stats[index] = (info.st_size, info.st_mtime_ns)
-            hit = self.cache.lookup(source.display, info.st_size, info.st_mtime_ns) if self.cache else None
+            hit = self.cache.lookup(source.display, info.st_size, info.st_mtime_ns, self._facts(index)) \
+                if self.cache else None
             if hit is None:
                 misses.append(index)
             else:
@@ -570,7 +605,7 @@ class _Scan:
         from auditor.registry import registry_warnings
 
         runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
-                          self.outcome.floor)
+                          self.outcome.floor, self.project)
         warnings = list(registry_warnings())
         self.outcome.warnings.extend(warnings)
         if self.cache is not None:
@@ -594,14 +629,23 @@ class _Scan:
         stat = self.stats[index]
         if self.cache is None or stat is None:
             return None
-        return self.cache.digest_for(self.files[index].display, stat[0])
+        return self.cache.digest_for(self.files[index].display, stat[0], self._facts(index))
+
+    def _facts(self, index: int) -> str:
+        """What a cached result of this file depends on besides its bytes (usually nothing)."""
+        keys = self._fact_keys
+        if keys[index] is None:
+            source = self.files[index]
+            keys[index] = self.project.key(source.path, source.display)
+        return keys[index]
 
     def _outcome(self, runtime: Runtime, index: int, result: FileResult | None, content: str | None) -> None:
         """Record a checked file; None means its bytes matched the cached digest."""
         if result is None:
             stat = self.stats[index]
             source = self.files[index]
-            hit = self.cache.lookup_content(source.display, stat[0], stat[1], content) if self.cache and stat else None
+            hit = self.cache.lookup_content(source.display, stat[0], stat[1], content, self._facts(index)) \
+                if self.cache and stat else None
             if hit is not None:
                 self.results[index] = hit
                 self.outcome.files_cached += 1
@@ -625,7 +669,7 @@ class _Scan:
             content = self._digest(data)
             stat = self.stats[index]
             if self.cache is not None and stat is not None and content is not None:
-                hit = self.cache.lookup_content(source.display, stat[0], stat[1], content)
+                hit = self.cache.lookup_content(source.display, stat[0], stat[1], content, self._facts(index))
                 if hit is not None:
                     self.results[index] = hit
                     self.outcome.files_cached += 1
@@ -651,11 +695,11 @@ class _Scan:
         self.outcome.files_parsed += result.parsed
         stat = self.stats[index]
         if self.cache is not None and content is not None and stat is not None:
-            self.cache.store(result, stat[0], stat[1], content)
+            self.cache.store(result, stat[0], stat[1], content, self._facts(index))
 
     def _kept_entries(self) -> set[str] | None:
         """A scan of the whole project drops entries of files that are gone; a partial one keeps
         the other entries."""
         if self.cache is None or not self.whole_project:
             return None
-        return {self.cache.entry_key(source.display) for source in self.files}
+        return {self.cache.entry_key(source.display, self._facts(index)) for index, source in enumerate(self.files)}

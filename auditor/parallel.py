@@ -84,17 +84,20 @@ def chunks(tasks: Sequence[Task], jobs: int) -> list[list[Task]]:
 
 
 def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings: Settings | None = None,
-                 floor: tuple[str | None, str] = (None, "")) -> None:
+                 floor: tuple[str | None, str] = (None, ""), root: str | None = None) -> None:
     global _worker
     runtime = _runtime
     if (runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes
-            or runtime.settings != settings or (runtime.floor.version, runtime.floor.source) != floor):
+            or runtime.settings != settings or (runtime.floor.version, runtime.floor.source) != floor
+            or runtime.project.root != root):
+        from auditor.analysis.project import ProjectInfo
         from auditor.engine import Runtime, catalogue_for
         from auditor.fix.floor import TorchFloor
         from auditor.registry import rule_by_code
 
         rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
-        runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings, TorchFloor(*floor))
+        runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings, TorchFloor(*floor),
+                          ProjectInfo(root) if root is not None else None)
     _worker = (runtime, hashing)
 
 
@@ -150,7 +153,8 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
         with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_context(tasks),
                                  initializer=_init_worker,
                                  initargs=(codes, runtime.max_bytes, hashing, runtime.settings,
-                                           (runtime.floor.version, runtime.floor.source))) as pool:
+                                           (runtime.floor.version, runtime.floor.source),
+                                           runtime.project.root)) as pool:
             futures: dict[Future, list[Task]] = {pool.submit(_check_chunk, chunk): chunk for chunk in work}
             if started is not None:
                 started()  # only now: no thread may run in this process while workers fork

@@ -3,7 +3,9 @@
 libcst's PositionProvider computes a range for every node and costs about twice the parse.
 Generating the code once while counting characters gives the same ranges (checked against
 PositionProvider on real code) for about a third of the parse; only files with findings pay
-it, and only as far as their last reported node."""
+it, and only as far as their last reported node. The same pass keeps the stack of nodes being
+generated, so each reported node also gets its enclosing nodes: the context analysis
+(auditor/analysis/placement.py) reads its guards from them without another walk."""
 
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ class _OffsetCodegen(CodegenState):
         self.offset = 0
         self.spans: dict[int, tuple[int, int]] = {}
         self._starts: list[int] = []
+        self._open: list[cst.CSTNode] = []  # the nodes being generated, outermost first
+        self.ancestors: dict[int, tuple[cst.CSTNode, ...]] = {}
+        self.open_starts: dict[int, int] = {}  # start offsets of the enclosing nodes of reported ones
         self._wanted = set(wanted)  # ids still to place; codegen stops once none is left
 
     def add_token(self, value: str) -> None:
@@ -34,12 +39,16 @@ class _OffsetCodegen(CodegenState):
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         self._starts.append(self.offset)
+        self._open.append(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._starts.pop()
+        self._open.pop()
         key = id(node)
         self.spans.setdefault(key, (start, self.offset))
         if key in self._wanted:  # a node's span is final once its own codegen has finished
+            self.ancestors[key] = tuple(self._open)
+            self.open_starts.update(zip(map(id, self._open), self._starts, strict=True))
             self._wanted.discard(key)
             if not self._wanted:
                 raise _AllPlaced
@@ -96,25 +105,51 @@ class LineIndex:
 def node_spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int]]:
     """(start, end) character offsets of each node by id (and of every node generated before the
     last of them); one code generation pass that stops at the last node asked for."""
+    return _generate(module, nodes).spans
+
+
+def _generate(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> _OffsetCodegen:
     state = _OffsetCodegen(module, {id(node) for node in nodes})
     try:
         module._codegen(state)
     except _AllPlaced:
         pass  # findings near the top of a file cost only the code up to them
-    return state.spans
+    return state
 
 
-def node_ranges(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int, int, int]]:
-    """(line, column, end_line, end_column), 1-based with an exclusive end, for each node by id."""
+class Placed:
+    """Where the reported nodes are: their ranges, their enclosing nodes (outermost first) and
+    the first line of any node generated on the way (a guard before a reported node)."""
+
+    def __init__(self, state: _OffsetCodegen, index: LineIndex, ranges: dict[int, tuple[int, int, int, int]]) -> None:
+        self.ranges = ranges
+        self.ancestors = state.ancestors
+        self.spans = state.spans  # (start, end) offsets of every node generated (the fixes anchor on them)
+        self._open_starts = state.open_starts
+        self.index = index
+
+    def line(self, node: cst.CSTNode) -> int | None:
+        span = self.spans.get(id(node))
+        start = span[0] if span is not None else self._open_starts.get(id(node))
+        return self.index.position(start)[0] if start is not None else None
+
+
+def place_nodes(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> Placed:
+    """Ranges and enclosing nodes of `nodes`, from one code generation up to the last of them."""
     nodes = list(nodes)
-    spans = node_spans(module, nodes)
+    state = _generate(module, nodes)
     index = LineIndex(text)
     ranges: dict[int, tuple[int, int, int, int]] = {}
     for node in nodes:
-        span = spans.get(id(node))
+        span = state.spans.get(id(node))
         if span is None:
             continue
         line, column = index.position(span[0])
         end_line, end_column = index.position(span[1])
         ranges[id(node)] = (line, column, end_line, end_column)
-    return ranges
+    return Placed(state, index, ranges)
+
+
+def node_ranges(module: cst.Module, text: str, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int, int, int]]:
+    """(line, column, end_line, end_column), 1-based with an exclusive end, for each node by id."""
+    return place_nodes(module, text, nodes).ranges

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
 from auditor.context import PythonContext
 from auditor.model import FileError, FileResult, Finding
-from auditor.positions import LineIndex, node_spans
+from auditor.positions import place_nodes
 from auditor.walker import Walker
 
 if TYPE_CHECKING:
@@ -67,12 +68,13 @@ def parse_error_message(exc: cst.ParserSyntaxError) -> str:
 def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
                 after_walk: Callable[[PythonContext], None] | None = None, floor: TorchFloor | None = None,
                 hidden: frozenset[str] = frozenset(), module: cst.Module | None = None,
-                gate_extra: tuple[Finding, ...] = ()) -> FileResult:
+                gate_extra: tuple[Finding, ...] = (), facts: FileFacts | None = None) -> FileResult:
     """The file's findings; `after_walk` lets file-level rules (setup.py) use the same tree.
     `floor` is the project's torch floor the fixes are judged against; findings of the `hidden`
     rules only hold fixes back (auditor/fix/policy.py) and are dropped. `module`: the text's tree
     when the caller already has it (the fixer). `gate_extra`: findings of the same file from other
-    readers (a notebook's shell lines) that the CUDA-clean gate must count too."""
+    readers (a notebook's shell lines) that the CUDA-clean gate must count too. `facts` is what
+    the project says about the file (auditor.analysis.project)."""
     result = FileResult(path=path, parsed=True)
     try:
         module = module if module is not None else parse_module(text)
@@ -85,7 +87,7 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
     except RecursionError:
         result.errors.append(FileError(path, "parse", "too deeply nested to parse"))
         return result
-    ctx = PythonContext(path, text, catalogue, module)
+    ctx = PythonContext(path, text, catalogue, module, facts)
     try:
         walker.run(ctx)
     except RecursionError:  # e.g. hundreds of chained calls: libcst parsed it, the walk cannot
@@ -100,8 +102,10 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
 
 def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
                    hidden: frozenset[str] = frozenset(), gate_extra: tuple[Finding, ...] = ()) -> list[Finding]:
-    """Turn pending node reports into findings (with their fixes), drop duplicates and superseded
-    ones, sort."""
+    """Turn pending node reports into findings in their context (auditor.analysis) and with their
+    fixes, drop duplicates and superseded ones, sort."""
+    from auditor.analysis.placement import Placer
+
     findings = list(ctx.findings)
     planned: dict[int, PlannedFix] = {}
     if ctx.pending:
@@ -109,18 +113,19 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
 
         plans = plan_fixes(ctx, hidden)
         ends = [fields["__end_node"] for _, _, fields in ctx.pending if "__end_node" in fields]
-        wanted = [*(node for _, node, _ in ctx.pending), *ends, *plans.anchors]
-        spans = node_spans(ctx.module, wanted)
-        index = LineIndex(ctx.text)
-        placer = plans.placer(ctx.text, spans) if plans.by_report else None
+        placed = place_nodes(ctx.module, ctx.text, [*(node for _, node, _ in ctx.pending), *ends, *plans.anchors])
+        spans, index = placed.spans, placed.index
+        fix_placer = plans.placer(ctx.text, spans) if plans.by_report else None
+        contexts = Placer(ctx, placed)
         for number, (rule, node, fields) in enumerate(ctx.pending):
             span = spans.get(id(node))
             if span is None:
                 continue
             end_node = fields.get("__end_node")
             end = spans[id(end_node)][1] if end_node is not None and id(end_node) in spans else span[1]
-            finding = ctx.make_finding(rule, *index.position(span[0]), *index.position(end), fields)
-            planned_fix = plans.finish(number, placer)
+            finding = ctx.make_finding(rule, *index.position(span[0]), *index.position(end), dict(fields),
+                                       contexts.where(rule, node, fields))
+            planned_fix = plans.finish(number, fix_placer)
             if planned_fix is not None:
                 planned[id(finding)] = planned_fix
             findings.append(finding)
@@ -133,7 +138,6 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
     if hidden:
         kept = [f for f in kept if f.rule not in hidden]
     return kept
-
 
 def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) -> list[Finding]:
     from auditor.registry import rule_by_code

@@ -1,22 +1,32 @@
 """Portability scores per target, from the findings and the weights in rules/scoring.toml.
 
-For each target and each rule with findings:
-    cost(rule, target) = weight[severity] * factor[effect on target] * (1 + log2(files))
+For each target and each rule with findings, every finding weighs
+
+    w(f, target) = severity_weight[f.severity] * effect_factor[f's effect on target] * context_weight[f.context]
+
+(a finding in several contexts, e.g. "test+guarded", takes the product of their weights). A unit of
+porting work is a file (a kernel rule's unit is its folder: one extension, however many .cu/.cuh
+files, headers adding none) and weighs what its heaviest finding weighs. With the units' weights
+sorted from the heaviest, w1 >= w2 >= ...,
+
+    cost(rule, target) = w1 + w2 + w3 * log2(3/2) + ... + wk * (log2(k) - log2(k-1))
     score(target)      = 100 * exp(-sum(cost) / scale)
     overall            = mean of the target scores
-`files` is the number of files where the rule fires: fixing a tie once per file (one central
-device, one extension build) is the unit of migration work, and each doubling of the files
-affected adds one more unit. Clean code around the ties changes nothing, so a large repo is not
-punished for its size nor a small one rewarded; no finding ever raises a score (every term is
-non-negative and exp is decreasing)."""
+
+For n equal units that is w * (1 + log2(n)): each doubling of the files a rule touches adds one
+more unit, so spread costs more but not linearly, and fifty ties in one file cost what one does.
+No finding ever raises a score: a unit's weight is a maximum (a new finding can only raise it), the
+discounts do not increase (so the sum over the heaviest-first order is the largest pairing of
+weights and discounts, which adding or raising a weight can only raise) and exp is decreasing."""
 
 from __future__ import annotations
 
 import math
+import posixpath
 from collections import Counter
 from dataclasses import dataclass
 
-from auditor.catalogue import load_catalogue
+from auditor.catalogue import load_table
 from auditor.model import TARGETS, Finding
 
 
@@ -38,7 +48,7 @@ class Scores:
 
 
 def _config() -> dict:
-    return load_catalogue().table("scoring")["scoring"]
+    return load_table("scoring")["scoring"]
 
 
 def grade(score: float, grades: list | None = None) -> str:
@@ -48,24 +58,63 @@ def grade(score: float, grades: list | None = None) -> str:
     return "F"
 
 
+def context_weight(context: str | None, weights: dict[str, float]) -> float:
+    """The product of the weights of a finding's contexts (1 on the main path)."""
+    if not context:
+        return 1.0
+    weight = 1.0
+    for name in context.split("+"):
+        weight *= weights.get(name, 1.0)
+    return weight
+
+
+def discounted(weights: list[float]) -> float:
+    """w1 + w2 + sum over k >= 3 of wk * (log2(k) - log2(k - 1)), heaviest first."""
+    total = 0.0
+    for k, weight in enumerate(sorted(weights, reverse=True), start=1):
+        total += weight * (1.0 if k <= 2 else math.log2(k) - math.log2(k - 1))
+    return total
+
+
+def units_of(findings: list[Finding], by_folder: bool, headers: tuple[str, ...]) -> list[list[Finding]]:
+    """The findings of one rule grouped into units of work: files, or kernel folders (a folder of
+    headers only counts when the rule has nothing but headers)."""
+    groups: dict[str, list[Finding]] = {}
+    if not by_folder:
+        for f in findings:
+            groups.setdefault(f.path, []).append(f)
+        return list(groups.values())
+    sources = [f for f in findings if not f.path.endswith(headers)] or findings
+    folders = {posixpath.dirname(f.path) for f in sources}
+    for f in findings:
+        folder = posixpath.dirname(f.path)
+        if folder in folders:
+            groups.setdefault(folder, []).append(f)
+    return list(groups.values())
+
+
 def compute_scores(findings: list[Finding]) -> Scores:
     config = _config()
     weights, factors, scale = config["severity_weight"], config["effect_factor"], config["scale"]
-    counts = Counter((f.rule, f.name, f.severity) for f in findings)
-    files: dict[str, set[str]] = {}
-    effects: dict[str, dict[str, str]] = {}
+    contexts = config.get("context_weight", {})
+    folder_rules = {name for name, unit in config.get("unit", {}).items() if unit == "folder"}
+    headers = tuple(config.get("header_suffixes", ()))
+    by_rule: dict[tuple[str, str], list[Finding]] = {}
     for f in findings:
-        files.setdefault(f.rule, set()).add(f.path)
-        effects[f.rule] = f.targets
+        by_rule.setdefault((f.rule, f.name), []).append(f)
+    counts = {key: len(items) for key, items in by_rule.items()}
+    files = {key: len({f.path for f in items}) for key, items in by_rule.items()}
+    units = {key: units_of(items, key[1] in folder_rules, headers) for key, items in by_rule.items()}
+    base = {id(f): weights[f.severity] * context_weight(f.context, contexts) for f in findings}
     targets: dict[str, float] = {}
     costs: dict[str, list[Cost]] = {}
     for target in TARGETS:
         raw: list[tuple[str, str, int, int, float]] = []
-        for (rule, name, severity), count in counts.items():
-            spread = len(files[rule])
-            cost = weights[severity] * factors[effects[rule].get(target, "raises")] * (1 + math.log2(spread))
+        for key, groups in units.items():
+            unit_weights = [max(base[id(f)] * factors[f.targets.get(target, "raises")] for f in group) for group in groups]
+            cost = discounted(unit_weights)
             if cost > 0:
-                raw.append((rule, name, count, spread, cost))
+                raw.append((key[0], key[1], counts[key], files[key], cost))
         total = sum(item[-1] for item in raw)
         score = 100.0 * math.exp(-total / scale)
         targets[target] = round(score, 1)
@@ -79,3 +128,12 @@ def compute_scores(findings: list[Finding]) -> Scores:
     grades = {"overall": grade(overall, config["grades"])}
     grades.update({t: grade(s, config["grades"]) for t, s in targets.items()})
     return Scores(overall=overall, targets=targets, grades=grades, costs=costs)
+
+
+def context_counts(findings: list[Finding]) -> dict[str, int]:
+    """How many findings stand in each context ("main" for none); a finding in two counts in both."""
+    counts: Counter = Counter()
+    for f in findings:
+        for name in (f.context or "main").split("+"):
+            counts[name] += 1
+    return dict(counts)

@@ -2,9 +2,13 @@
 
     python bench/accuracy.py /work/labels/labels-set1.json [...] --corpus /work/corpus [--show]
 
-A labels file maps a path (relative to --corpus) to {"must": [lines], "optional": [lines]}.
+A labels file maps a path (relative to --corpus) to {"must": [lines], "optional": [lines]} and,
+optionally, "context": {"line": [contexts]} (main, guarded, optional, backend-module, own-package,
+test, redundant, display: see rules/contexts.toml).
 A must line counts as found when a finding starts on it or a finding of at most three lines spans it;
-a finding counts as correct when a line it spans is labelled must or optional."""
+a finding counts as correct when a line it spans is labelled must or optional. For a found must line
+with labelled contexts, the context agrees when a finding on it shares one of them (a finding's
+"test+guarded" shares "test" and "guarded"; no context is "main")."""
 
 from __future__ import annotations
 
@@ -30,11 +34,14 @@ def main() -> int:
     for name in args.labels:
         labels.update(json.loads(Path(name).read_text()))
     os.chdir(args.corpus)
-    result = scan(sorted(labels), ScanOptions())
+    result = scan(sorted(labels), ScanOptions(cache=False))  # the corpus is read-only: no cache folder there
     by_path: dict[str, list] = {}
     for finding in result.findings:
         by_path.setdefault(finding.path, []).append(finding)
     must_total = must_found = findings_total = findings_ok = 0
+    context_total = context_agree = 0
+    confusion: Counter = Counter()  # (labelled, reported) for disagreements
+    disagreements: list[str] = []
     wrong_rules: Counter = Counter()
     missed_lines: list[str] = []
     extra: list[str] = []
@@ -42,11 +49,22 @@ def main() -> int:
         must, optional = set(label.get("must", [])), set(label.get("optional", []))
         findings = by_path.get(path, [])
         text = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        contexts = {int(k): set(v) for k, v in label.get("context", {}).items()}
         for line in sorted(must):
-            hit = any(f.line == line or (f.line <= line <= f.end_line and f.end_line - f.line < 3) for f in findings)
+            on_line = [f for f in findings if f.line == line or (f.line <= line <= f.end_line and f.end_line - f.line < 3)]
+            hit = bool(on_line)
             must_found += hit
             if not hit:
                 missed_lines.append(f"{path}:{line}: {text[line - 1].strip()[:110] if line <= len(text) else ''}")
+            elif contexts.get(line):
+                reported = {name for f in on_line for name in (f.context or "main").split("+")}
+                context_total += 1
+                if reported & contexts[line]:
+                    context_agree += 1
+                else:
+                    confusion[("+".join(sorted(contexts[line])), "+".join(sorted(reported)))] += 1
+                    disagreements.append(f"{path}:{line}: labelled {sorted(contexts[line])}, reported "
+                                         f"{sorted(reported)}: {text[line - 1].strip()[:90] if line <= len(text) else ''}")
         must_total += len(must)
         for f in findings:
             findings_total += 1
@@ -59,9 +77,15 @@ def main() -> int:
     print(f"recall    {must_found}/{must_total} = {must_found / max(must_total, 1):.1%} of must-flag lines found")
     print(f"precision {findings_ok}/{findings_total} = {findings_ok / max(findings_total, 1):.1%} of findings on labelled lines")
     print(f"findings off labelled lines by rule: {dict(wrong_rules.most_common())}")
+    print(f"context   {context_agree}/{context_total} = {context_agree / max(context_total, 1):.1%} of found must lines "
+          f"with a labelled context agree")
+    if confusion:
+        print("context disagreements (labelled -> reported): "
+              + ", ".join(f"{a} -> {b}: {n}" for (a, b), n in confusion.most_common()))
     if args.show:
         print("\nmissed:", *missed_lines, sep="\n  ")
         print("\nnot on labelled lines:", *extra, sep="\n  ")
+        print("\ncontext disagreements:", *disagreements, sep="\n  ")
     return 0
 
 

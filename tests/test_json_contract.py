@@ -16,8 +16,8 @@ from auditor.model import CATEGORIES, SEVERITIES, TARGETS
 from auditor.report.json_report import FORMAT_VERSION
 
 CORE = "LK101,LK102,LK103,LK201"
-TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "costs", "summary", "findings", "errors",
-            "warnings", "root", "scan_root", "gate", "baseline", "changed_lines", "suppressed"}
+TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "verdicts", "costs", "summary", "findings",
+            "errors", "warnings", "root", "scan_root", "gate", "baseline", "changed_lines", "suppressed"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
@@ -25,7 +25,9 @@ FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column"
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
 EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
 SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "suppressed", "by_category",
-                "by_severity", "by_rule"}
+                "by_severity", "by_rule", "by_context"}
+VERDICTS = {"runs", "runs-degraded", "fails"}
+CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
 EFFECTS = {"works", "degrades", "raises"}
 GRADES = {"A", "B", "C", "D", "F"}
 
@@ -109,6 +111,31 @@ def test_summary_counts(repo, capsys):
     assert sum(summary["by_category"].values()) == sum(summary["by_severity"].values()) == summary["findings"]
     assert summary["by_rule"] == {"LK101": 1, "LK102": 4, "LK103": 1}  # LK103 covers its own condition
     assert list(summary["by_rule"]) == sorted(summary["by_rule"])  # the writer sorts every object's keys
+    assert summary["by_context"] == {"main": 6}  # finding counts per context; "main" for none
+
+
+def test_verdicts(repo, capsys):
+    """`verdicts`: per target, would the code run there as it is, and why (reasons point at findings)."""
+    report = report_of(repo, capsys)
+    verdicts = report["verdicts"]
+    assert set(verdicts) == set(TARGETS)
+    for verdict in verdicts.values():
+        assert set(verdict) == {"verdict", "reasons"}
+        assert verdict["verdict"] in VERDICTS
+        assert isinstance(verdict["reasons"], list) and len(verdict["reasons"]) <= 5
+        for reason in verdict["reasons"]:
+            assert set(reason) == {"rule", "path", "line", "why"}
+            assert isinstance(reason["rule"], str) and isinstance(reason["path"], str) and isinstance(reason["why"], str)
+            assert isinstance(reason["line"], int) and reason["line"] >= 1
+            assert any(f["rule"] == reason["rule"] and f["path"] == reason["path"] and f["line"] == reason["line"]
+                       for f in report["findings"])
+        assert (verdict["reasons"] == []) == (verdict["verdict"] == "runs")
+    # `.cuda()` and a "cuda" device on the main path: fails everywhere but ROCm, which runs them
+    assert verdicts["rocm"] == {"verdict": "runs", "reasons": []}
+    assert verdicts["cpu"]["verdict"] == "fails"
+    assert [(r["rule"], r["path"], r["line"]) for r in verdicts["cpu"]["reasons"]] == [
+        ("LK102", "pkg/a.py", 2), ("LK101", "train.py", 3)]  # most severe first, then by place
+    assert verdicts["cpu"]["reasons"][0]["why"] == "`.cuda()` calls: 4 findings in 3 files"
 
 
 def test_empty_repository_still_has_every_key(tmp_path, capsys):
@@ -119,6 +146,8 @@ def test_empty_repository_still_has_every_key(tmp_path, capsys):
     assert report["summary"]["by_rule"] == {}
     assert report["scores"] == {"overall": 100.0, **{t: 100.0 for t in TARGETS}}
     assert report["costs"] == {t: [] for t in TARGETS}
+    assert report["verdicts"] == {t: {"verdict": "runs", "reasons": []} for t in TARGETS}
+    assert report["summary"]["by_context"] == {}
 
 
 def test_findings(repo, capsys):
@@ -137,6 +166,7 @@ def test_findings(repo, capsys):
         assert set(f["targets"]) == set(TARGETS) and set(f["targets"].values()) <= EFFECTS
         assert f["message"] and f["suggestion"] and f["snippet"]
         assert f["fix"] is None or _valid_fix(f["fix"])
+        assert f["context"] is None or set(f["context"].split("+")) <= CONTEXTS
     keys = [(f["path"], f["line"], f["column"], f["rule"]) for f in findings]
     assert keys == sorted(keys)
     first = next(f for f in findings if f["path"] == "pkg/a.py")

@@ -26,6 +26,9 @@ def test_example(rule, kind, index, example, scan_source):
         assert mine, f"{rule.code} must report:\n{example.code}\ngot {result.findings}"
         if example.line is not None:
             assert example.line in {f.line for f in mine}, (example.line, mine)
+        if example.context is not None:
+            at = [f for f in mine if example.line is None or f.line == example.line]
+            assert example.context in {f.context or "main" for f in at}, (example.context, at)
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)

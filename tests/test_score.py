@@ -72,3 +72,67 @@ def test_costs_explain_the_loss():
 
 def test_grades():
     assert [grade(s) for s in (100, 90, 89.9, 75, 60, 40, 39.9, 0)] == ["A", "A", "B", "B", "C", "D", "F", "F"]
+
+
+# -- context and calibration (issue 11) -----------------------------------------------------------
+
+def ctx_finding(context=None, severity="major", targets=RAISES, rule="LK204", path="a.py", line=1):
+    return Finding(path, line, 1, line, 2, rule, "x", "cuda-api", severity, "m", "s", targets, context=context)
+
+
+def test_guarded_costs_less_than_main_and_test_less_again():
+    main = compute_scores([ctx_finding()]).targets["tpu"]
+    # a guarded call: minor, degrades where skipped (what analysis.apply makes of it)
+    guarded = compute_scores([ctx_finding("guarded", "minor", DEGRADES)]).targets["tpu"]
+    optional = compute_scores([ctx_finding("optional", "minor", DEGRADES)]).targets["tpu"]
+    test = compute_scores([ctx_finding("test")]).targets["tpu"]
+    test_guarded = compute_scores([ctx_finding("test+guarded", "minor", DEGRADES)]).targets["tpu"]
+    assert main < test < guarded == optional < test_guarded < 100
+    assert compute_scores([ctx_finding("own-package", "info", {t: "works" for t in TARGETS})]).targets["tpu"] == 100
+    assert compute_scores([ctx_finding("redundant", "info", {t: "works" for t in TARGETS})]).targets["tpu"] == 100
+
+
+def test_backend_module_costs_only_where_no_sibling_serves():
+    effects = {**RAISES, "xpu": "works", "cpu": "works"}  # platforms/cuda.py beside xpu.py and cpu.py
+    scores = compute_scores([ctx_finding("backend-module", targets=effects)]).targets
+    assert scores["xpu"] == scores["cpu"] == 100 and scores["tpu"] < 100
+
+
+def test_the_unit_of_kernel_work_is_a_folder():
+    one = [finding(rule="LK401", severity="blocker", path="csrc/attn/k.cu")]
+    instantiations = [finding(rule="LK401", severity="blocker", path=f"csrc/attn/k_hdim{i}.cu") for i in range(120)]
+    headers = [finding(rule="LK401", severity="blocker", path=f"csrc/include/h{i}.cuh") for i in range(5)]
+    two = one + [finding(rule="LK401", severity="blocker", path="csrc/norm/n.cu")]
+
+    def lk401(items):
+        return compute_scores([replace_name(f, "cuda-source-file") for f in items]).targets["tpu"]
+
+    assert lk401(one) == lk401(instantiations) == lk401(instantiations + headers)
+    assert lk401(two) < lk401(one)
+    assert lk401(headers) < 100  # headers alone still count once
+
+
+def replace_name(f, name):
+    from dataclasses import replace
+
+    return replace(f, name=name)
+
+
+def test_monotone_with_contexts_severities_and_per_finding_effects():
+    rng = random.Random(11)
+    contexts = [None, "guarded", "optional", "test", "test+guarded", "display", "backend-module", "own-package"]
+    effects = ["works", "degrades", "raises"]
+    pool = [ctx_finding(rng.choice(contexts), rng.choice(["blocker", "major", "minor", "info"]),
+                        {t: rng.choice(effects) for t in TARGETS}, rule=f"LK{rng.choice([101, 204, 401, 409])}",
+                        path=f"d{rng.randrange(3)}/f{rng.randrange(6)}.py", line=rng.randrange(1, 40))
+            for _ in range(80)]
+    for _ordering in range(3):
+        rng.shuffle(pool)
+        seen: list[Finding] = []
+        previous = compute_scores(seen)
+        for item in pool:
+            seen.append(item)
+            current = compute_scores(seen)
+            assert all(current.targets[t] <= previous.targets[t] for t in TARGETS), item
+            assert current.overall <= previous.overall
+            previous = current

@@ -7,9 +7,11 @@ backend-flag name are not lock-in even though they name the API.
   assignment is the use;
 - the value copied into a module attribute (`cudnn.benchmark = prev`): the target is the use;
 - dispatch tables: `{"cuda": torch.cuda.synchronize, "xpu": torch.xpu.synchronize}` and
-  `TABLE["cuda"] = torch.cuda.empty_cache`;
-- per-backend dispatch: the CUDA branch of an if/elif chain whose other branches call another
-  backend (`elif is_xpu_available(): torch.xpu.empty_cache()`): the code is already portable.
+  `TABLE["cuda"] = torch.cuda.empty_cache`.
+
+The CUDA branch of an if/elif chain whose other branches serve other backends (`elif
+is_xpu_available(): torch.xpu.empty_cache()`) is reported, in its context: "guarded", working on
+the targets the other branches serve (auditor/analysis/placement.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ import libcst as cst
 
 from auditor.checks._helpers import string_value
 from auditor.checks.base import ApiRule, shared_visit
-from auditor.names import dotted_parts
-from auditor.tree import child_nodes, descendants
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
@@ -29,64 +29,6 @@ if TYPE_CHECKING:
 STATE = "cuda-api"  # shared by the family: every rule adds the same node ids
 def skipped(ctx: PythonContext, key: str = STATE) -> set[int]:
     return ctx.state.setdefault(key, set())
-
-
-def _backends(ctx: PythonContext) -> tuple[str, ...]:
-    """The other backends' namespaces when the file mentions one of them, else () (cheap exit)."""
-    cached = ctx.state.get(STATE + "-backends")
-    if cached is None:
-        table = ctx.catalogue.table("cuda_api").get("cuda-api-dispatch", {})
-        text = ctx.text.lower()
-        cached = tuple(table.get("backends", ())) if any(w in text for w in table.get("words", ())) else ()
-        ctx.state[STATE + "-backends"] = cached
-    return cached
-
-
-def _branches(node: cst.If) -> list[cst.CSTNode]:
-    """The bodies of an if/elif/else chain."""
-    bodies: list[cst.CSTNode] = []
-    current: cst.If | cst.Else | None = node
-    while current is not None:
-        bodies.append(current.body)
-        current = current.orelse if isinstance(current, cst.If) else None
-    return bodies
-
-
-def _uses_other_backend(root: cst.CSTNode, backends: tuple[str, ...], ctx: PythonContext) -> bool:
-    """Whether `root` mentions another backend's API; memoised per node, so nested if chains
-    cost one pass over the file in total."""
-    memo: dict[int, bool] = ctx.state.setdefault(STATE + "-memo", {})
-    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in memo:
-            continue
-        if isinstance(node, cst.Attribute) and dotted_parts(node) is not None:
-            qualified = ctx.qualify(node) or ""
-            memo[id(node)] = any(qualified == b or qualified.startswith(b + ".") for b in backends)
-            continue  # a dotted chain holds only names
-        kids = child_nodes(node)
-        if expanded:
-            memo[id(node)] = any(memo.get(id(k), False) for k in kids)
-        else:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids)
-    return memo[id(root)]
-
-
-
-def _dispatch_branches(ctx: PythonContext) -> set[int]:
-    """Ids of the nodes in if/elif branches whose sibling serves another backend, for every chain
-    met so far (the walk meets a chain before anything inside it)."""
-    dispatch = skipped(ctx, STATE + "-dispatch")
-    chains = ctx.state.pop(STATE + "-chains", None)
-    backends = _backends(ctx)
-    for branches in chains or ():
-        other = [_uses_other_backend(b, backends, ctx) for b in branches]
-        for index, branch in enumerate(branches):
-            if id(branch) not in dispatch and any(other[:index] + other[index + 1:]):
-                dispatch.update(id(n) for n in descendants(branch))  # a sibling serves another backend
-    return dispatch
 
 
 class CudaApiRule(ApiRule):
@@ -114,22 +56,6 @@ class CudaApiRule(ApiRule):
             skipped(ctx).add(id(node.value))
 
     @shared_visit
-    def visit_If(self, node: cst.If, ctx: PythonContext) -> None:
-        done = skipped(ctx, STATE + "-if")
-        if id(node) in done:
-            return
-        backends = _backends(ctx)
-        if not backends:
-            return
-        elif_ = node.orelse
-        while isinstance(elif_, cst.If):  # each elif is an If too: judge the chain once, from the top
-            done.add(id(elif_))
-            elif_ = elif_.orelse
-        branches = _branches(node)
-        if len(branches) >= 2:  # judged when a reference inside is about to be kept (most never are)
-            ctx.state.setdefault(STATE + "-chains", []).append(branches)
-
-    @shared_visit
     def visit_DictElement(self, node: cst.DictElement, ctx: PythonContext) -> None:
         if isinstance(node.value, (cst.Name, cst.Attribute)) and string_value(node.key) is not None:
             skipped(ctx).add(id(node.value))  # {"cuda": torch.cuda.synchronize, "xpu": ...}
@@ -144,7 +70,7 @@ class CudaApiRule(ApiRule):
         if ctx.in_annotation:
             return False
         node_id = id(ref.node)
-        if node_id in skipped(ctx) or node_id in _dispatch_branches(ctx):
+        if node_id in skipped(ctx):
             return False
         return self.assign_is_use or node_id not in skipped(ctx, STATE + "-patched")
 

@@ -36,6 +36,8 @@ class PackageEntry:
     portable_from: tuple[int, ...] | None = None
     unless: re.Pattern | None = None  # a version or URL naming another target's build
     managers: frozenset[str] | None = None  # {"conda"}: only dependencies of these package managers
+    effects: tuple[tuple[str, str], ...] = ()  # per-target effects when they differ from the rule's
+    support: str = ""  # where it runs, for messages that say so
 
     def accepts(self, req: Requirement) -> bool:
         if self.managers is not None and (req.origin if req.origin == "conda" else "pip") not in self.managers:
@@ -78,6 +80,7 @@ def _build(table: dict) -> tuple[PackageEntry, ...]:
             portable_from=tuple(int(p) for p in portable.split(".")) if portable else None,
             unless=re.compile(unless) if unless else None,
             managers=frozenset(row["managers"]) if row.get("managers") else None,
+            effects=tuple(sorted(row.get("effects", {}).items())), support=row.get("support", ""),
         ))
     return tuple(entries)
 
@@ -151,7 +154,10 @@ class DependencyRule(Rule):
 class PackageRule(DependencyRule):
     """Reports the requirements whose package-table entry names this rule."""
 
+    subject: ClassVar[str] = "`{package}`"
+
     message: ClassVar[str] = "`{package}`: {what}{where}."
+    support: ClassVar[str] = ""  # the default `{support}` of the rule's message
     suggestion: ClassVar[str] = "{package}: {action}. {alternatives}."
 
     def check_file(self, ctx: FileContext) -> None:
@@ -159,5 +165,7 @@ class PackageRule(DependencyRule):
         for req in read_dependencies(ctx).requirements:
             entry = match_package(req, entries)
             if entry is not None and entry.rule == self.name and not cuda_scoped(ctx, req):
+                extra = {"__effects": dict(entry.effects)} if entry.effects else {}
                 report(ctx, self, req, package=req.name or req.key, what=entry.what, where=where(req),
-                       action=entry.action, alternatives=entry.alternatives())
+                       action=entry.action, alternatives=entry.alternatives(),
+                       support=entry.support or self.support, **extra)

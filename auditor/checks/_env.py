@@ -126,6 +126,8 @@ class EnvVarRule(Rule):
                     self, setting.line, setting.column, setting.end_line, setting.end_column,
                     {"var": setting.name, "why": var.why, "instead": var.instead}))
 
+    subject = "`{var}`"
+
     def _check(self, node: cst.CSTNode, name: str | None, ctx: PythonContext, exact_only: bool = False) -> None:
         if name is None:
             return

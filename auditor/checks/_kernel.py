@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from auditor.checks._helpers import string_value
-from auditor.checks.base import ApiRule, shared_visit
+from auditor.checks.base import ApiRule, entry_fields, shared_visit
 from auditor.context import PythonContext, Reference
 from auditor.tree import child_nodes
 
@@ -46,7 +46,7 @@ class KernelApiRule(ApiRule):
         return True
 
     def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
-        values = {"api": ref.qualified, "replacement": ref.entry.replacement, "min_torch": ref.entry.since}
+        values = entry_fields(ref)
         values.update(fields)
         ctx.report(self, ref.report_node, **values)
 

@@ -23,9 +23,10 @@ class Example:
     """Source that a rule must (Invalid) or must not (Valid) report.
 
     `path` picks the reader (a requirements file, a pyproject.toml, ...); `line`, when given,
-    is where an Invalid example's finding must start. `fixed` (as Fixit's expected_replacement)
-    is the code after this rule's fixes, safe and unsafe, ran until stable (UNCHANGED: none
-    applies); `fix_class` the applicability of the fix of the finding on `line`.
+    is where an Invalid example's finding must start; `context`, when given, the context that
+    finding must have ("main" for none: see rules/contexts.toml). `fixed` (as Fixit's
+    expected_replacement) is the code after this rule's fixes, safe and unsafe, ran until stable
+    (UNCHANGED: none applies); `fix_class` the applicability of the fix of the finding on `line`.
     """
 
     code: str
@@ -33,6 +34,7 @@ class Example:
     line: int | None = None
     fixed: str | None = None
     fix_class: str | None = None
+    context: str | None = None
 
 
 def notebook_example(*cells: tuple[str, str]) -> str:
@@ -80,6 +82,9 @@ class Rule:
     category: ClassVar[Category]
     severity: ClassVar[Severity]
     message: ClassVar[str]  # str.format template, filled from report(..., **fields)
+    # What the finding is about, as a noun phrase from the same fields: messages for a finding in
+    # context (guarded, optional, ...) are built around it (rules/contexts.toml).
+    subject: ClassVar[str] = "`{api}`"
     suggestion: ClassVar[str]  # the portable rewrite, same template rules
     min_torch: ClassVar[str | None] = None  # PyTorch version the suggestion needs
 
@@ -114,8 +119,7 @@ class Rule:
 
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
         """A use or import of a catalogue name that belongs to this rule."""
-        ctx.report(self, ref.report_node, api=ref.qualified, replacement=ref.entry.replacement,
-                   min_torch=ref.entry.since, __ref=ref)
+        ctx.report(self, ref.report_node, **entry_fields(ref), __ref=ref)
 
     def finish(self, ctx: PythonContext) -> None:
         """Called after the walk of each Python file."""
@@ -137,6 +141,19 @@ class Rule:
     # Hook for other file kinds (requirements, pyproject, CUDA sources, ...).
     def check_file(self, ctx: FileContext) -> None:
         """Called once per non-Python file of a kind in `file_kinds`."""
+
+
+def entry_fields(ref: Reference) -> dict:
+    """What a catalogue row gives a finding: the API, its replacement and torch version, and the
+    library's own per-target effects and note when the row has them."""
+    entry = ref.entry
+    fields: dict = {"api": ref.qualified, "replacement": entry.replacement, "min_torch": entry.since,
+                    "library": entry.name}
+    if entry.effects:
+        fields["__effects"] = dict(entry.effects)
+    if entry.note:
+        fields["note"] = entry.note
+    return fields
 
 
 class ApiRule(Rule):

@@ -10,14 +10,18 @@ class BitsandbytesUsage(KernelApiRule):
     name = "bitsandbytes-usage"
     category = Category.KERNEL
     severity = Severity.MINOR
-    message = "`{api}`: bitsandbytes was CUDA-only until its multi-backend releases, and some kernels still are."
+    message = ("`{api}`: bitsandbytes runs on NVIDIA, AMD, Intel XPU, Apple MPS and the CPU only from its multi-backend "
+               "releases (0.50 wheels bundle them), has no TPU or Trainium backend, and not every kernel exists everywhere.")
     suggestion = "Check the kernels used and {replacement}."
     what = ("Finds import lines of `bitsandbytes` (`import bitsandbytes as bnb`, `from bitsandbytes.optim import "
-            "AdamW8bit`, ...), also inside try/except. Uses are not reported one by one.")
-    why = ("Recent bitsandbytes wheels bundle CPU, ROCm and XPU libraries next to the CUDA ones, but older versions "
-           "load only CUDA, and not every kernel (paged and 8-bit optimizers, LLM.int8, NF4) exists on every "
-           "backend; TPU and Trainium have none. The code runs, but may fall back or fail per kernel.")
-    instead = ("Require a multi-backend release (e.g. `bitsandbytes>=0.48`) and check each kernel the code uses on each "
+            "AdamW8bit`, ...), also inside try/except, and the layers and optimizers it builds, through any alias "
+            "(`bnb.nn.Linear4bit(...)`, `bnb.optim.PagedAdamW(...)`). Other uses (`isinstance(m, bnb.nn.Linear8bitLt)`) "
+            "are not reported one by one.")
+    why = ("The bitsandbytes 0.50 Linux wheel bundles CPU, CUDA, ROCm and XPU libraries and registers MPS kernels, "
+           "but older versions load only CUDA, not every kernel (paged and 8-bit optimizers, LLM.int8, NF4) exists "
+           "on every backend, and there is none for TPU (XLA) or Trainium (Neuron): a model quantized with it cannot "
+           "live there.")
+    instead = ("Require the multi-backend release (`bitsandbytes>=0.50`) and check each kernel the code uses on each "
                "target; for portable quantization consider torchao (`quantize_(model, Int8WeightOnlyConfig())`).")
 
     VALID = [
@@ -26,6 +30,9 @@ class BitsandbytesUsage(KernelApiRule):
     ]
     INVALID = [
         Invalid("import bitsandbytes as bnb\nopt = bnb.optim.AdamW8bit(params)\n", line=1),
+        Invalid("import bitsandbytes as bnb\nopt = bnb.optim.AdamW8bit(params)\n", line=2),
+        Invalid("from peft.import_utils import is_bnb_available\nimport bitsandbytes as b\n"
+                "layer = b.nn.Linear4bit(16, 16, compute_dtype=torch.bfloat16)\n", line=3),
         Invalid("from bitsandbytes.optim import PagedAdamW\n", line=1),
         Invalid("try:\n    import bitsandbytes as bnb\nexcept ImportError:\n    bnb = None\n", line=2),
     ]

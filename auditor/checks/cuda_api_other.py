@@ -15,11 +15,13 @@ class CudaApiOther(CudaApiRule):
     name = "cuda-api-other"
     category = Category.CUDA_API
     severity = Severity.MAJOR
-    message = "`{api}` is CUDA-only runtime API and raises on every target without CUDA."
+    message = "`{api}` is a CUDA-only runtime API or op and raises on every target without CUDA."
     suggestion = "{replacement}"
     what = ("Finds every other use of a `torch.cuda` attribute (`ipc_collect`, `set_sync_debug_mode`, `cudart`, "
-            "`tunable`, `init`, `_sleep`, ...) that no more specific rule covers. Plain `import torch.cuda` and the "
-            "bare module (e.g. `{\"cuda\": torch.cuda}` in a dispatch table) are not reported.")
+            "`tunable`, `init`, `_sleep`, ...) that no more specific rule covers, the private CUDA bindings "
+            "(`torch._C._cuda_*`) and the cuDNN-only ops (`torch.cudnn_*`, `torch.ops.aten.cudnn_*`). Plain "
+            "`import torch.cuda` and the bare module (e.g. `{\"cuda\": torch.cuda}` in a dispatch table) are not "
+            "reported.")
     why = "Without CUDA these raise (\"Torch not compiled with CUDA enabled\" or a missing `torch._C._cuda_*`)."
     instead = ("Look for a `torch.accelerator.*` or `torch.get_device_module(dev).*` equivalent; where there is "
                "none, keep the call behind a CUDA check (`if dev.type == \"cuda\":`).")
@@ -32,12 +34,18 @@ class CudaApiOther(CudaApiRule):
         Valid("import torch\ntry:\n    pass\nexcept torch.cuda.OutOfMemoryError:\n    pass\n"),
         Valid("import torch\nwith torch.cuda.amp.autocast():\n    pass\n"),
         Valid("import torch\nif torch.accelerator.is_available():\n    torch.accelerator.synchronize()\n"),
+        Valid("import torch\nok = torch._C._get_cudnn_enabled()\n"
+              "y = torch.convolution(x, w, None, (1,), (0,), (1,), False, (0,), 1)\n"),
     ]
     INVALID = [
         Invalid("import torch\ntorch.cuda.ipc_collect()\n", line=2),
         Invalid("import torch as th\nth.cuda.set_sync_debug_mode(1)\n", line=2),
         Invalid("from torch import cuda as tc\ntc.cudart().cudaProfilerStart()\n", line=2),
         Invalid("import torch\ntorch.cuda.tunable.enable(True)\n", line=2),
+        Invalid("import torch\nidx = torch._C._cuda_getDevice()\n", line=2),
+        Invalid("import torch\ny = torch.cudnn_convolution(x, w, (1, 1), (1, 1), (1, 1), 1, False, False, True)\n",
+                line=2),
+        Invalid("import torch\nout = torch.ops.aten.cudnn_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5)\n", line=2),
     ]
 
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:

@@ -4,9 +4,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.checks._cuda_api import CudaApiRule, descendants, skipped
+from auditor.checks._cuda_api import CudaApiRule, skipped
 from auditor.checks.base import Invalid, Valid
+from auditor.checks.cuda_build_script import is_build_script
 from auditor.model import Category, Severity
+from auditor.tree import descendants
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
@@ -97,4 +99,9 @@ class CudaCapabilityCheck(CudaApiRule):
             return False
         # A called check (`is_bf16_supported()`) is a decision wherever it appears; a plain value
         # (`torch.version.cuda`) only when it decides a branch, not when it is stored or reported.
-        return ref.kind == "call" or id(ref.node) in skipped(ctx, GATE)
+        if ref.kind == "call" or id(ref.node) in skipped(ctx, GATE):
+            return True
+        owner = ctx.rules_by_name.get("cuda-build-script")
+        if owner is not None and ref.qualified == "torch.version.cuda" and is_build_script(ctx):
+            ctx.report(owner, ref.node, api="torch.version.cuda")  # build code computing with it: LK414
+        return False

@@ -24,6 +24,7 @@ class CudaElseCpuFallback(Rule):
     name = "cuda-else-cpu-fallback"
     category = Category.DEVICE
     severity = Severity.MINOR
+    subject = "This CUDA-else-CPU device choice"
     message = "`\"cuda\" if torch.cuda.is_available() else \"cpu\"` never picks a non-NVIDIA accelerator: it falls back to the CPU."
     suggestion = ("`torch.accelerator.current_accelerator(check_available=True) or torch.device(\"cpu\")` "
                   "(torch 2.7; on 2.6: `torch.accelerator.current_accelerator() if torch.accelerator.is_available() "

@@ -26,6 +26,7 @@ class CudaExtensionBuild(KernelApiRule):
     name = "cuda-extension-build"
     category = Category.KERNEL
     severity = Severity.BLOCKER
+    subject = "`{short}`"
     message = "`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA (ROCm after hipify)."
     suggestion = "{replacement}"
     min_torch = "2.7"

@@ -25,12 +25,13 @@ class CudaMemoryStats(CudaApiRule):
     VALID = [
         Valid("import torch\nif torch.accelerator.is_available():\n    torch.accelerator.empty_cache()\n"),
         Valid("def report(cuda):\n    return cuda.memory_allocated()\n"),
-        Valid("import torch\nif is_xpu_available():\n    torch.xpu.empty_cache()\nelif is_cuda_available():\n"
-              "    torch.cuda.empty_cache()\n"),
         Valid('"""Logs torch.cuda.memory_allocated()."""\n# torch.cuda.empty_cache()\n'
               'print("call torch.cuda.empty_cache() to free memory")\n'),
     ]
     INVALID = [
+        # per-device dispatch: reported in context (xpu takes its own branch), not as main-path lock-in
+        Invalid("import torch\nif is_xpu_available():\n    torch.xpu.empty_cache()\nelif is_cuda_available():\n"
+                "    torch.cuda.empty_cache()\n", line=5, context="guarded"),
         Invalid("import torch\ntorch.cuda.empty_cache()\n", line=2),
         Invalid("import torch as th\nused = th.cuda.max_memory_allocated() / 2**30\n", line=2),
         Invalid("from torch import cuda as tc\nstats = tc.memory_stats()\n", line=2),

@@ -15,6 +15,7 @@ class CudaMethodCall(Rule):
     name = "cuda-method-call"
     category = Category.DEVICE
     severity = Severity.MAJOR
+    subject = "`.cuda()`"
     message = "`.cuda()` moves this tensor or module to an NVIDIA/AMD GPU and raises everywhere else."
     suggestion = "`.to(DEVICE)` with one central device, e.g. `.to(torch.accelerator.current_accelerator())`."
     min_torch = "2.7"
@@ -31,6 +32,8 @@ class CudaMethodCall(Rule):
         Valid("model.to(device)\nx = x.to(DEVICE, non_blocking=True)\n"),
         Valid("if args.cuda:\n    pass\nuse_cuda = x.is_cuda\n"),
         Valid('def f(cuda):\n    return cuda\n# model.cuda()\nprint("call .cuda() to move")\n'),
+        Valid("class M(torch.nn.Module):\n    def cuda(self, device=None):\n        out = super().cuda(device=device)\n"
+              "        self.moved = True\n        return out\n"),
     ]
     INVALID = [
         Invalid("model = Net().cuda()\n", line=1),
@@ -62,6 +65,8 @@ class CudaMethodCall(Rule):
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.qualify(func) is None:
+            if _delegates(func.value, ctx):
+                return  # `def cuda(self, ...): return super().cuda(...)`: implements the API, does not use it
             ctx.report(self, func.attr, end_node=node)  # from `cuda` to `)`: the line where the call is
 
     FIXES = (FixSpec("F23", "unsafe", "`x.cuda()` -> `x.to(torch.accelerator.current_accelerator())` (`non_blocking=` "
@@ -78,3 +83,9 @@ class CudaMethodCall(Rule):
         text, imports = device
         edits = [rewriter.replace(report.node, "to"), *imports, rewriter.prepend_args(call, text + "()")]
         return FixPlan("unsafe", f"Replace with `.to({text}())`", edits, "2.7", gated=True, fix_id="F23")
+
+
+def _delegates(receiver: cst.BaseExpression, ctx: PythonContext) -> bool:
+    """`super().cuda(...)` inside a method named `cuda`: an override that passes the call on."""
+    return (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
+            and ctx.function_name == "cuda")

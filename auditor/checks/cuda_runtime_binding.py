@@ -29,6 +29,7 @@ class CudaRuntimeBinding(KernelApiRule):
     name = "cuda-runtime-binding"
     category = Category.KERNEL
     severity = Severity.BLOCKER
+    subject = "{what}"
     message = "{what}: this binds the NVIDIA CUDA libraries directly and fails wherever they are not installed."
     suggestion = "Use {replacement}."
     supersedes = ("LK407",)

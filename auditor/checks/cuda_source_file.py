@@ -32,6 +32,7 @@ class CudaSourceFile(Rule):
     name = "cuda-source-file"
     category = Category.KERNEL
     severity = Severity.BLOCKER
+    subject = "This CUDA source file{detail}"
     message = "CUDA source file{detail}: it compiles only with nvcc, so this code exists only on NVIDIA (ROCm after hipify)."
     suggestion = ("Give the op a pure-PyTorch reference implementation registered with torch.library.custom_op and keep "
                   "this kernel as its \"cuda\" kernel; port per target (hipify for ROCm, SYCL via SyclExtension for XPU, "

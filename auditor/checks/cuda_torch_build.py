@@ -14,6 +14,7 @@ class CudaTorchBuild(DependencyRule):
     code = "LK501"
     name = "cuda-torch-build"
     severity = Severity.MAJOR
+    subject = "`{package}`"
     message = "`{package}` is pinned to a CUDA build ({evidence}){where}: other targets need a different wheel."
     suggestion = ("Pin the version without the local label (`{package}==X.Y.Z`) and choose the build per target with "
                   "the index instead (download.pytorch.org/whl/rocmX.Y, /whl/xpu, /whl/cpu, or "

@@ -14,6 +14,7 @@ class CudaWheelIndex(DependencyRule):
     code = "LK502"
     name = "cuda-wheel-index"
     severity = Severity.MAJOR
+    subject = "{option} {target}"
     message = "{option} {target} serves CUDA builds{via}: every install from it gets NVIDIA wheels."
     suggestion = ("Choose the index per target: download.pytorch.org/whl/cuXXX for NVIDIA, /whl/rocmX.Y for AMD, "
                   "/whl/xpu for Intel, /whl/cpu for CPU (and plain PyPI on macOS), e.g. one requirements file or "

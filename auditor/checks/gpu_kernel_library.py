@@ -4,9 +4,11 @@ import libcst as cst
 
 from auditor.checks._kernel import KernelApiRule
 from auditor.checks.base import Invalid, Valid
-from auditor.context import PythonContext
+from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
 from auditor.names import dotted_name
+
+DEFAULT_NOTE = "a GPU kernel library built for NVIDIA (ROCm only through separate ports or builds)"
 
 
 class GpuKernelLibrary(KernelApiRule):
@@ -14,14 +16,18 @@ class GpuKernelLibrary(KernelApiRule):
     name = "gpu-kernel-library"
     category = Category.KERNEL
     severity = Severity.MAJOR
-    message = "`{api}` comes from a GPU kernel library built for NVIDIA (ROCm only through separate ports or builds)."
+    message = "`{api}` comes from {note}."
     suggestion = "Use {replacement}."
     supersedes = ("LK409",)
-    tokens = ("vllm._", "from vllm import _")  # compiled extensions, see [gpu_kernel_library]
+    # compiled extensions (see [gpu_kernel_library]) and a project's own `_C` extension
+    tokens = ("vllm._", "from vllm import _", "import _c", "._c import", "._c\n", "._c as")
     what = ("Finds imports and uses of GPU kernel libraries: flash-attn (and its compiled modules), FlashAttention-3, "
             "xformers, apex, mamba-ssm, causal-conv1d, FlashInfer, FlashMLA, DeepGEMM, DeepEP, Transformer Engine, "
-            "fbgemm_gpu, wrappers named after them (`vllm.utils.flashinfer`), vLLM's compiled CUDA ops, Liger Kernel, sgl-kernel and the CUTLASS/CuTe and QuACK DSLs "
-            "(imports only). The list and the torch-native alternative for each are in rules/kernel.toml.")
+            "fbgemm_gpu, wrappers named after them (`vllm.utils.flashinfer`), vLLM's compiled CUDA ops, Liger Kernel, sgl-kernel, TileLang, Unsloth and the CUTLASS/CuTe and QuACK DSLs "
+            "(imports only), and imports of a compiled extension that a `CUDAExtension(...)` in the project's "
+            "setup.py defines (also `from . import _C`). The list, each library's support per target and the "
+            "torch-native alternative are in rules/kernel.toml; an import inside try/except with a fallback, or "
+            "under `if is_flash_attn_available():`, is reported as optional.")
     why = ("These packages ship CUDA (or CUDA-tuned Triton/CuTe) kernels. Some have ROCm ports or builds, none runs "
            "on TPU, Trainium, MPS or CPU, and importing them there raises. Torch has native replacements for most "
            "of what they are used for.")
@@ -56,20 +62,88 @@ class GpuKernelLibrary(KernelApiRule):
         Invalid("import cutlass.cute as cute\n@cute.jit\ndef k():\n    pass\n", line=1),
         Invalid("from liger_kernel.transformers import apply_liger_kernel_to_llama\n", line=1),
         Invalid("from transformer_engine import pytorch as te\nlayer = te.Linear(8, 8)\n", line=2),
+        Invalid("import tilelang\nimport tilelang.language as T\n\n@tilelang.jit\ndef matmul(M, N, K):\n    pass\n",
+                line=4),
+        Invalid("from unsloth import FastLanguageModel\nmodel, tok = FastLanguageModel.from_pretrained(name)\n", line=2),
+        # the optional fast path its own docs recommend: reported as optional, not as raising
+        Invalid("try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    flash_attn_func = None\n",
+                line=2, context="optional"),
+        # a handler that re-raises is no fallback
+        Invalid("try:\n    import flash_attn\nexcept ImportError:\n    raise\n", line=2, context="main"),
     ]
 
+    def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
+        fields.setdefault("note", ref.entry.note or DEFAULT_NOTE)
+        super().emit(ref, ctx, **fields)
+
     def visit_Import(self, node: cst.Import, ctx: PythonContext) -> None:
-        self._compiled(node, [dotted_name(alias.name) for alias in node.names], ctx)
+        names = [dotted_name(alias.name) for alias in node.names]
+        if not self._compiled(node, names, ctx):
+            self._own_module(node, [n for n in names if n], ctx)
 
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx: PythonContext) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        module = dotted_name(node.module)
-        self._compiled(node, [f"{module}.{dotted_name(alias.name)}" for alias in node.names], ctx)
+        module = dotted_name(node.module) if node.module is not None else ""
+        if node.relative:  # `from . import _C` inside the package that builds it
+            package = ctx.facts.package if ctx.facts is not None else ""
+            if not package:
+                return
+            parts = package.split(".")
+            up = len(node.relative) - 1
+            if up >= len(parts):
+                return
+            base = ".".join(parts[:len(parts) - up])
+            module = f"{base}.{module}" if module else base
+        names = [f"{module}.{dotted_name(alias.name)}" for alias in node.names]
+        if not self._compiled(node, names, ctx) and (node.relative or ctx.catalogue.lookup_api(module) is None):
+            self._own_module(node, [module], ctx, relative=bool(node.relative))
 
-    def _compiled(self, node: cst.Import | cst.ImportFrom, names: list[str | None], ctx: PythonContext) -> None:
-        """`import vllm._C`: a project's compiled CUDA extension module."""
+    # -- the project's own GPU modules -----------------------------------------------------------------
+    def _own_module(self, node: cst.Import | cst.ImportFrom, modules: list[str], ctx: PythonContext,
+                    relative: bool = False) -> None:
+        """A GPU library importing one of its own GPU modules (`from .triton_utils import ...`): an
+        inventory line (own-package context). Absolute imports of catalogue libraries go through
+        `accepts`; relative ones never reach the catalogue."""
+        if ctx.facts is None or not ctx.facts.gpu_library:
+            return  # an ordinary project importing its own modules: no tie
+        own = ctx.facts.own
+        for module in modules:
+            if module.split(".", 1)[0] in own and (relative or ctx.catalogue.lookup_api(module) is None) \
+                    and gpu_module(module, ctx):
+                ctx.report(self, node, api=module, replacement="", note=f"this project's own GPU module `{module}`")
+                return
+
+    def accepts(self, ref: Reference, ctx: PythonContext) -> bool:
+        """In a GPU library's own code, its own package: an import of one of its GPU modules is an
+        inventory line; other imports (helpers, reference implementations) and calls are not ties."""
+        own = ctx.facts.own if ctx.facts is not None else frozenset()
+        if own and ref.entry.name.split(".", 1)[0] in own:  # not a wrapper of another library (vllm.utils.flashinfer)
+            return ref.kind == "import" and gpu_module(ref.qualified, ctx)
+        return True
+
+    def _compiled(self, node: cst.Import | cst.ImportFrom, names: list[str | None], ctx: PythonContext) -> bool:
+        """`import vllm._C`, `from . import _C`: a compiled CUDA extension module, one the catalogue
+        knows or one a `CUDAExtension(...)` in the project's setup.py defines."""
         table = ctx.catalogue.table("kernel").get("gpu_kernel_library", {})
-        found = [name for name in names if name in table.get("compiled_extensions", ())]
-        if found:
-            ctx.report(self, node, api=found[0], replacement=table.get("compiled_replacement", ""))
+        built = ctx.facts.extensions if ctx.facts is not None else frozenset()
+        known = frozenset(table.get("compiled_extensions", ()))
+        for name in names:
+            if name is None:
+                continue
+            extension = next((e for e in (*known, *built) if name == e or name.startswith(e + ".")), None)
+            if extension is not None:
+                note = (f"this project's CUDA extension (`CUDAExtension(\"{extension}\", ...)` in its setup.py)"
+                        if extension in built else DEFAULT_NOTE)
+                ctx.report(self, node, api=extension, replacement=table.get("compiled_replacement", ""), note=note)
+                return True
+        return False
+
+
+def gpu_module(module: str, ctx: PythonContext) -> bool:
+    """Whether a module's own name (below its top package) says GPU code: `pkg.triton_utils`,
+    `pkg.ops.kernels`, not `pkg.triton_utils.mixin` (a helper inside a GPU package)."""
+    words = frozenset(ctx.catalogue.table("contexts").get("own_package", {}).get("gpu_words", ()))
+    parts = module.lower().split(".")[1:]
+    last = parts[-1] if parts else ""
+    return last in words or any(token in words for token in last.split("_") if token)

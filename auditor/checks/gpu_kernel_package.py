@@ -9,11 +9,15 @@ class GpuKernelPackage(PackageRule):
     code = "LK504"
     name = "gpu-kernel-package"
     severity = Severity.MAJOR
-    message = "`{package}` ships {what}{where}: it does not install or run outside NVIDIA GPUs."
+    message = "`{package}` ships {what}{where}: {support}."
+    support = "it does not install or run outside NVIDIA GPUs (ROCm only through separate builds)"
     what = ("Finds dependencies on packages built around CUDA kernels that have portable replacements: flash-attn, "
             "xformers, apex, cupy / cupy-cudaNNx, mamba-ssm, causal-conv1d, flashinfer, vllm-flash-attn, "
             "onnxruntime-gpu, jax[cuda12] / jax-cuda12-plugin, tensorflow[and-cuda], nvidia-dali-*, RAPIDS "
-            "(cudf-cu12, cuml-cu12, ...), mmcv-full, auto-gptq, exllamav2 and similar.") + SCOPE_NOTE
+            "(cudf-cu12, cuml-cu12, ...), mmcv-full, auto-gptq, exllamav2, FlashMLA, DeepGEMM, DeepEP, fbgemm-gpu "
+            "(and -genai), liger-kernel, sgl-kernel, TileLang, Unsloth and similar; each with its own support per "
+            "target (rules/packages.toml). A package only in an extra or dependency group is reported as "
+            "optional.") + SCOPE_NOTE
     why = ("These packages compile or ship kernels for NVIDIA GPUs only: on other targets the install fails (source "
            "builds need nvcc) or the import raises. As a hard dependency they make the whole project NVIDIA-only, "
            "although torch or a per-target wheel covers the same need.")
@@ -56,4 +60,9 @@ class GpuKernelPackage(PackageRule):
         Invalid(notebook_example(("markdown", "Install the kernels"), ("code", "!pip install -q flash-attn --no-build-isolation\nimport torch\n")),
                 path="demo.ipynb", line=1),
         Invalid("#!/bin/bash\nset -e\npip install 'xformers==0.0.23' && python train.py\n", path="scripts/setup.sh", line=3),
+        Invalid("torch\ntilelang==0.1.7\nquack-kernels\n", path="requirements.txt", line=2),
+        Invalid("liger-kernel>=0.5\nsgl-kernel\nfbgemm-gpu-genai\nunsloth\n", path="requirements.txt", line=4),
+        Invalid('[project]\nname = "x"\ndependencies = ["torch"]\n\n[project.optional-dependencies]\n'
+                'fast = ["liger-kernel"]\n', path="pyproject.toml", line=6, context="optional"),
+        Invalid('[dependency-groups]\ntest = ["flash-attn"]\n', path="pyproject.toml", line=2, context="optional"),
     ]

@@ -19,6 +19,7 @@ class HardcodedCudaDevice(ValueFlowRule):
     name = "hardcoded-cuda-device"
     category = Category.DEVICE
     severity = Severity.MAJOR
+    subject = "The device {literal}"
     message = "Device hard-coded to {literal}: raises on every accelerator that is not NVIDIA or AMD."
     suggestion = ("Choose the device once, e.g. `DEVICE = torch.accelerator.current_accelerator(check_available=True) "
                   "or torch.device(\"cpu\")`, and pass DEVICE here.")
@@ -28,7 +29,10 @@ class HardcodedCudaDevice(ValueFlowRule):
     what = ('Finds "cuda", "cuda:N" and f"cuda:{rank}" strings where they choose a device: `torch.device(...)`, '
             "`.to(...)`, `device=`/`map_location=`/`device_map=`/`device_type=` arguments, argument defaults and "
             "`choices=`, "
-            "and variables, attributes, dict entries or parameters that feed them.")
+            "and variables, attributes, dict entries or parameters that feed them. Mixed precision pinned to "
+            "\"cuda\" (`torch.autocast(\"cuda\")`, `GradScaler(\"cuda\")`) is LK106: it turns AMP off elsewhere "
+            "instead of raising. A comparison only counts where it makes the code fail off CUDA: "
+            "`assert x.device.type == \"cuda\"`, `if dev != \"cuda\": raise ...`.")
     why = ("ROCm accepts \"cuda\", but TPU, Trainium, MPS, XPU and CPU builds raise at the first allocation "
            "(\"Torch not compiled with CUDA enabled\"). Scattered device strings are the most common reason a "
            "PyTorch app cannot move: every one of them must be found and changed.")
@@ -42,9 +46,14 @@ class HardcodedCudaDevice(ValueFlowRule):
         Valid('print("running on cuda")\nlogger.info("cuda is used")\n'),
         Valid('"""Moves the model to cuda."""\n# model.to("cuda")\n'),
         Valid('if device.type == "cuda":\n    pass\nassert str(dev) != "cuda:0"\n'),
+        Valid('if x.device.type != "cuda":\n    x = x.float()\n'),
         Valid("import torch\nmodel.to(device)\nx = torch.zeros(3, device=dev)\n"),
         Valid('import torch\nx = torch.device("cpu")\nmodel.to("mps")\n'),
         Valid('name = "cuda"\nprint(name)\n'),
+        # AMP pinned to CUDA turns off elsewhere instead of raising: cuda-autocast-device (LK106)
+        Valid('import torch\nwith torch.autocast(device_type="cuda"):\n    pass\n'),
+        Valid('import torch\nwith torch.amp.autocast("cuda"):\n    pass\n'),
+        Valid('supported_devices = ("xpu", "cuda", "npu", "mps")\n'),
     ]
     INVALID = [
         Invalid('import torch\nmodel.to("cuda")\n', line=2),
@@ -58,8 +67,6 @@ class HardcodedCudaDevice(ValueFlowRule):
         Invalid('config = {"device": "cuda"}\n'),
         Invalid('parser.add_argument("--device", default="cuda")\n'),
         Invalid('parser.add_argument("--device", choices=["cuda:0", "cuda:1"])\n'),
-        Invalid('import torch\nwith torch.autocast(device_type="cuda"):\n    pass\n', line=2),
-        Invalid('import torch\nwith torch.amp.autocast("cuda"):\n    pass\n', line=2),
         Invalid('model = AutoModel.from_pretrained(name, device_map="cuda:0")\n'),
         Invalid('class Cfg:\n    device: str = "cuda"\n', line=2),
         Invalid('def get_device():\n    return "cuda"\n', line=2),
@@ -72,11 +79,37 @@ class HardcodedCudaDevice(ValueFlowRule):
                 fixed='from torch.distributed.device_mesh import init_device_mesh\nimport torch\n'
                       'mesh = init_device_mesh((torch.accelerator.current_accelerator() or torch.device("cpu")).type, (8,))\n'),
         Invalid('import torch\nmodel.to("cuda")\nt = t.pin_memory("cuda:1")\n', line=2, fixed=UNCHANGED),
+        # requirements: the code fails unless the device is CUDA
+        Invalid('assert self.qweight.device.type == "cuda"\n', line=1),
+        Invalid('if x.device.type != "cuda":\n    raise ValueError("needs a CUDA tensor")\n', line=1),
     ]
+
+    # -- requirements: `assert x.device.type == "cuda"`, `if dev != "cuda": raise ...` ------------------
+    def visit_Assert(self, node: cst.Assert, ctx: PythonContext) -> None:
+        self._required(node.test, (cst.Equal, cst.In), ctx)
+
+    def visit_If(self, node: cst.If, ctx: PythonContext) -> None:
+        body = node.body.body
+        first = body[0] if body else None
+        if isinstance(first, cst.SimpleStatementLine) and first.body and isinstance(first.body[0], cst.Raise):
+            self._required(node.test, (cst.NotEqual, cst.NotIn), ctx)
+
+    def _required(self, test: cst.BaseExpression, operators: tuple[type, ...], ctx: PythonContext) -> None:
+        """A comparison that makes the code fail unless the device is CUDA."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return
+        target = test.comparisons[0]
+        if not isinstance(target.operator, operators):
+            return
+        for side in (test.left, target.comparator):
+            if is_cuda_device(side):
+                self.report_value(side, ctx)
 
     # -- device positions in calls -------------------------------------------------------------
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         table = ctx.catalogue.table("device")
+        if ctx.qualify(node.func) in table.get("amp_functions", {}):
+            return  # autocast("cuda") turns AMP off elsewhere: cuda-autocast-device (LK106)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in table.get("device_keywords", ()):
                 self._device_value(arg.value, ctx)
@@ -122,6 +155,8 @@ class HardcodedCudaDevice(ValueFlowRule):
         if isinstance(value, cst.IfExp):
             return [*self.values_in(value.body, ctx), *self.values_in(value.orelse, ctx)]
         if isinstance(value, (cst.List, cst.Tuple)):
+            if any(_other_device(e.value) for e in value.elements):
+                return []  # ("xpu", "cuda", "mps"): the devices something supports, not a choice
             return [e.value for e in value.elements if is_cuda_device(e.value)]
         return [value] if is_cuda_device(value) else []
 
@@ -170,3 +205,12 @@ def _may_hold_fixable(rewriter: Rewriter) -> bool:
         text = rewriter.ctx.text
         state["LK101:fixable"] = any(word in text for word in ("pin_memory", "is_pinned", "DeviceMesh", "device_mesh"))
     return state["LK101:fixable"]
+
+
+_OTHER_DEVICES = frozenset({"cpu", "mps", "xpu", "npu", "xla", "hpu", "mlu", "musa", "sdaa", "mtia", "meta", "tpu",
+                            "neuron", "privateuseone", "ipu", "vulkan", "hip"})
+
+
+def _other_device(node: cst.BaseExpression) -> bool:
+    value = string_value(node)
+    return value is not None and value.split(":", 1)[0].lower() in _OTHER_DEVICES

@@ -10,7 +10,6 @@ from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
 from auditor.fix.plan import FixPlan, Report, Rewriter
 from auditor.model import Category, Severity
-from auditor.tree import child_nodes, descendants
 
 STATE = "LK301"
 BACKEND_WORD = re.compile("backend", re.IGNORECASE)
@@ -26,35 +25,13 @@ def _nccl_literals(value: cst.BaseExpression | None) -> list[cst.BaseExpression]
     `os.environ.get("X", "nccl")`, `os.getenv(...)` and `getattr(args, "backend", "nccl")`."""
     if value is None:
         return []
-    if isinstance(value, cst.IfExp):
-        if _mentions_cuda(value.test):  # "nccl" only where CUDA is there: not lock-in
-            return _nccl_literals(value.body if _negated(value.test) else value.orelse)
+    if isinstance(value, cst.IfExp):  # a branch chosen only with CUDA is reported in context (guarded)
         return [*_nccl_literals(value.body), *_nccl_literals(value.orelse)]
     if isinstance(value, cst.BooleanOperation):
         return [*_nccl_literals(value.left), *_nccl_literals(value.right)]
     if isinstance(value, cst.Call) and callee_name(value) in _FALLBACK_CALLS and len(value.args) >= 2:
         return _nccl_literals(value.args[-1].value) if value.args[-1].keyword is None else []
     return [value] if _is_nccl(value) else []
-
-
-def _negated(test: cst.BaseExpression) -> bool:
-    return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-
-
-def _mentions_cuda(test: cst.BaseExpression) -> bool:
-    """Whether a condition looks at CUDA: torch.cuda.is_available(), dev.type == "cuda", args.use_cuda."""
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        text = None
-        if isinstance(node, cst.Name):
-            text = node.value
-        elif isinstance(node, cst.SimpleString):
-            text = string_value(node)
-        if text is not None and "cuda" in text.lower():
-            return True
-        stack.extend(child_nodes(node))
-    return False
 
 
 
@@ -69,6 +46,7 @@ class NcclBackend(ValueFlowRule):
     name = "nccl-backend"
     category = Category.DISTRIBUTED
     severity = Severity.MAJOR
+    subject = "The NCCL backend {literal}"
     message = "Process-group backend hard-coded to NCCL ({literal}): only NVIDIA (and ROCm through RCCL) provide it."
     suggestion = ("`backend=dist.get_default_backend_for_device(DEVICE)` (torch 2.6), or leave the backend unset "
                   "and pass `device_id=torch.device(DEVICE.type, local_rank)` (torch 2.6).")
@@ -79,7 +57,8 @@ class NcclBackend(ValueFlowRule):
             "`dist.Backend.NCCL`, and variables, attributes, dict entries, parameters or return values named "
             "like a backend (or later passed as one) that hold \"nccl\". A \"nccl\" chosen only in a branch "
             "that checks for CUDA (`elif torch.cuda.is_available(): backend = \"nccl\"`) is a per-device "
-            "choice and is not reported; comparisons such as `backend == \"nccl\"` neither.")
+            "choice: it is reported in that context (guarded), which works on the targets other branches "
+            "serve. Comparisons such as `backend == \"nccl\"` are not reported.")
     why = ("NCCL exists only on NVIDIA GPUs (ROCm ships RCCL under the same name). On XPU the backend is xccl, "
            "on CPU and MPS gloo, on TPU and Trainium their own backends: `init_process_group(\"nccl\")` raises "
            "there before training starts.")
@@ -100,14 +79,15 @@ class NcclBackend(ValueFlowRule):
               'dist.init_process_group(backend=dist.get_default_backend_for_device(device))\n'),
         Valid('parser.add_argument("--backend", choices=["nccl", "gloo"])\nname = "nccl"\nprint(name)\n'),
         Valid('def setup(dist):\n    dist.init_process_group(backend)\n'),
-        Valid('import torch\nbackend = "nccl" if torch.cuda.is_available() else "gloo"\n'),
-        Valid('import torch\nif is_xpu_available():\n    backend = "xccl"\nelif torch.cuda.is_available():\n'
-              '    backend = "nccl"\n'),
         Valid('import torch.distributed as dist\nok = dist.is_backend_available("nccl")\n'),
-        Valid('if not args.cuda:\n    backend = "gloo"\nelse:\n    backend = "nccl"\n'),
     ]
     INVALID = [
-        Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n', line=2),
+        Invalid('import torch.distributed as dist\ndist.init_process_group("nccl")\n', line=2, context="main"),
+        # chosen only where CUDA is there: reported in context, working where another branch serves
+        Invalid('import torch\nbackend = "nccl" if torch.cuda.is_available() else "gloo"\n', line=2, context="guarded"),
+        Invalid('import torch\nif is_xpu_available():\n    backend = "xccl"\nelif torch.cuda.is_available():\n'
+                '    backend = "nccl"\n', line=5, context="guarded"),
+        Invalid('if not args.cuda:\n    backend = "gloo"\nelse:\n    backend = "nccl"\n', line=4, context="guarded"),
         Invalid('from torch import distributed as d\nd.init_process_group(backend="NCCL", init_method="env://")\n',
                 line=2),
         Invalid('import torch\ntorch.distributed.init_process_group(backend=torch.distributed.Backend.NCCL)\n',
@@ -142,8 +122,7 @@ class NcclBackend(ValueFlowRule):
 
     def begin(self, ctx: PythonContext) -> None:
         super().begin(ctx)
-        # Backend.NCCL nodes inside comparisons; literals in branches that only run with CUDA
-        ctx.state[STATE] = (set(), set())
+        ctx.state[STATE] = set()  # Backend.NCCL nodes inside comparisons
 
     # -- backend positions -----------------------------------------------------------------------
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
@@ -174,23 +153,12 @@ class NcclBackend(ValueFlowRule):
         while stack:
             current = stack.pop()
             if isinstance(current, cst.Attribute):
-                ctx.state[STATE][0].add(id(current))
+                ctx.state[STATE].add(id(current))
             elif isinstance(current, (cst.Tuple, cst.List, cst.Set)):
                 stack.extend(e.value for e in current.elements)
 
-    def visit_If(self, node: cst.If, ctx: PythonContext) -> None:
-        # `elif torch.cuda.is_available(): backend = "nccl"` is a per-device choice, not lock-in;
-        # the CUDA check itself is reported by LK201.
-        if not _mentions_cuda(node.test):
-            return
-        branch = node.orelse if _negated(node.test) else node.body
-        if isinstance(branch, cst.Else):
-            branch = branch.body
-        if isinstance(branch, cst.BaseSuite):
-            ctx.state[STATE][1].update(id(n) for n in descendants(branch) if isinstance(n, cst.SimpleString))
-
     def visit_Attribute(self, node: cst.Attribute, ctx: PythonContext) -> None:
-        if id(node) in ctx.state[STATE][0]:
+        if id(node) in ctx.state[STATE]:
             return
         qualified = ctx.qualify(node)
         if qualified is None:
@@ -201,8 +169,6 @@ class NcclBackend(ValueFlowRule):
                 return
 
     def report_value(self, node: cst.CSTNode, ctx: PythonContext) -> None:
-        if id(node) in ctx.state[STATE][1]:
-            return
         ctx.report(self, node, literal=ctx.module.code_for_node(node)[:40])
 
     # -- values that feed a backend position (stored, returned, passed later: see ValueFlowRule) --

@@ -28,15 +28,18 @@ class NvidiaSmiCall(ValueFlowRule):
     name = "nvidia-smi-call"
     category = Category.ENV
     severity = Severity.MINOR
-    message = "Runs `nvidia-smi`, which exists only on machines with the NVIDIA driver: this fails on every other target, ROCm included."
+    subject = "This `{tool}` call"
+    message = ("Runs `{tool}`, which exists only on machines with the NVIDIA driver (nvidia-smi) or the CUDA toolkit "
+               "(nvcc): this fails on every other target, ROCm included.")
     suggestion = ("Ask PyTorch instead (`torch.accelerator.device_count()`, `torch.accelerator.get_memory_info()`), "
                   "or call the target's tool (amd-smi, xpu-smi, neuron-ls) and treat a missing tool as optional.")
-    tokens = ("nvidia-smi",)
+    tokens = ("nvidia-smi", "nvcc")
     file_kinds = frozenset({"python", "shell", "dockerfile", "notebook"})
-    what = ('Finds "nvidia-smi ..." commands (a string, f-string or a list/tuple whose first element starts with '
-            "nvidia-smi) passed to a call: subprocess.run/Popen/check_output/call, os.system, os.popen, "
+    what = ('Finds "nvidia-smi ..." and "nvcc ..." commands (a string, f-string or a list/tuple whose first element '
+            "starts with one) passed to a call: subprocess.run/Popen/check_output/call, os.system, os.popen, "
             "shutil.which and shell helpers, directly or through a variable; in shell scripts, Dockerfile `RUN`/`CMD` "
-            "lines and notebook `!` lines, `nvidia-smi` run as a command (also inside `$(...)`).")
+            "lines and notebook `!` lines, `nvidia-smi` or `nvcc` run as a command (also inside `$(...)`). In an "
+            "environment report (`collect_env`, an `env` command) it is reported as display.")
     why = ("nvidia-smi ships with the NVIDIA driver. On ROCm, XPU, TPU, Trainium, MPS and CPU machines the binary "
            "is missing, so device discovery or monitoring built on it raises (FileNotFoundError, "
            "CalledProcessError) or reports no devices.")
@@ -66,18 +69,22 @@ class NvidiaSmiCall(ValueFlowRule):
         Invalid('info = run_and_read_all(run_lambda, "nvidia-smi topo -m")\n', line=1),
         Invalid("#!/bin/bash\nset -e\nNUM_GPUS=$(nvidia-smi -L | wc -l)\n", path="scripts/train.sh", line=3),
         Invalid("FROM python:3.11\nRUN pip install torch && \\\n    nvidia-smi\n", path="Dockerfile", line=3),
+        Invalid('import subprocess\nout = subprocess.check_output(["nvcc", "--version"])\n', line=2),
+        Invalid('import subprocess\n\ndef get_env_info():\n    return subprocess.check_output(["nvcc", "-V"])\n',
+                line=4, context="display"),
     ]
 
     def check_file(self, ctx: FileContext) -> None:
-        """Shell-like files: `nvidia-smi` run as a command."""
+        """Shell-like files: `nvidia-smi` or `nvcc` run as a command."""
         from auditor.readers.document import read_document
 
         commands = tuple(ctx.catalogue.table("env").get("nvidia_smi", {}).get("commands", ("nvidia-smi",)))
         for command in read_document(ctx).commands:
-            if command.argv[0].rsplit("/", 1)[-1] in commands:
+            tool = command.argv[0].rsplit("/", 1)[-1]
+            if tool in commands:
                 word = command.words[0]
                 ctx.findings.append(ctx.make_finding(self, word.line, word.column, command.end_line,
-                                                     command.end_column, {}))
+                                                     command.end_column, {"tool": tool}))
 
     def _command(self, node: cst.BaseExpression, ctx: PythonContext) -> cst.BaseExpression | None:
         """`node` when it is an nvidia-smi command string or argv list."""
@@ -98,7 +105,12 @@ class NvidiaSmiCall(ValueFlowRule):
             if isinstance(value, (cst.Name, cst.Attribute)):
                 self.mark_used(value, ctx)
             elif self._command(value, ctx) is not None:
-                ctx.report(self, value)
+                self.report_value(value, ctx)
+
+    def report_value(self, node: cst.CSTNode, ctx: PythonContext) -> None:
+        first = node.elements[0].value if isinstance(node, (cst.List, cst.Tuple)) and node.elements else node
+        text = _command_text(first) or ""
+        ctx.report(self, node, tool=text.split()[0] if text.split() else "nvidia-smi")
 
     def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         """Commands stored for later (`cmd = ["nvidia-smi", ...]`, `cmd = env_cmd or "nvidia-smi"`)."""

@@ -20,8 +20,11 @@ class TorchXlaApi(ApiRule):
            "code written against torch.accelerator reaches without change, while torch_xla calls do not carry "
            "over to them, nor to any other target.")
     instead = ("```python\nDEVICE = torch.accelerator.current_accelerator(check_available=True) or torch.device(\"cpu\")\n"
-               "model.to(DEVICE)\ntorch.accelerator.synchronize()\n```\n\n"
-               "Keep XLA-only code behind one small adapter if the old stacks must stay supported.")
+               "model.to(DEVICE)\n```\n\n"
+               "`xm.mark_step()` / `torch_xla.sync()` have no counterpart to swap in: they cut and run the pending "
+               "lazy graph, which eager backends (TorchTPU, TorchNeuron, GPUs) never build; they are not "
+               "`torch.accelerator.synchronize()`, which only waits for queued work. Keep XLA-only code behind one "
+               "small adapter if the old stacks must stay supported.")
 
     VALID = [
         Valid('"""Runs on TPU through torch_xla."""\n# import torch_xla.core.xla_model as xm\n'),

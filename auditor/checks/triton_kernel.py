@@ -8,6 +8,7 @@ from auditor.context import PythonContext
 from auditor.model import Category, Severity
 
 KERNEL_DECORATORS = frozenset({"jit", "autotune", "heuristics"})
+LAUNCHES = "LK403:launches"
 
 
 class TritonKernel(KernelApiRule):
@@ -22,8 +23,10 @@ class TritonKernel(KernelApiRule):
     what = ("Finds Triton import lines (`import triton`, `import triton.language as tl`, `from triton import ...`, "
             "also inside try/except, and `triton` re-exported by a shim such as `from vllm.triton_utils import triton`) "
             "and the decorators and calls that define kernels: `@triton.jit`, "
-            "`@triton.autotune`, `@triton.heuristics`, `triton.jit(fn)`. Calls such as `tl.load` or `triton.cdiv` are "
-            "not reported one by one.")
+            "`@triton.autotune`, `@triton.heuristics`, `triton.jit(fn)`; kernel launches `kernel[grid](...)` of a "
+            "kernel defined in the file (or imported under a name ending in \"kernel\"); and `triton.testing` "
+            "benchmarking calls (`triton.testing.do_bench`). Calls such as `tl.load` or `triton.cdiv` are not "
+            "reported one by one.")
     why = ("The PyPI triton wheel ships NVIDIA and AMD backends and Intel maintains an XPU backend, but there is no "
            "Triton for TPU, Trainium or MPS, and user kernels do not run on the CPU. Code that calls a Triton kernel "
            "without an eager fallback raises there.")
@@ -42,6 +45,7 @@ class TritonKernel(KernelApiRule):
         Valid("import torch\nop = torch.library.triton_op\n"),
         Valid("from vllm.triton_utils import HAS_TRITON\nif HAS_TRITON:\n    pass\n"),
         Valid("def f(triton):\n    @triton.jit\n    def k():\n        pass\n"),
+        Valid("handlers = {'a': f}\nresult = handlers[key](event)\nout = table[kernel_id](x)\n"),
     ]
     INVALID = [
         Invalid("import triton\nimport triton.language as tl\n", line=2),
@@ -54,7 +58,36 @@ class TritonKernel(KernelApiRule):
         Invalid("from vllm.triton_utils import tl, triton\nn = triton.cdiv(a, b)\n", line=1),
         Invalid("import triton\n@triton.heuristics({'EVEN': lambda a: a['n'] % 2 == 0})\n@triton.jit\ndef k(n):\n    pass\n",
                 line=3),
+        Invalid("import triton\n\ndef add(x, y):\n    add_kernel[(x.numel() // 1024,)](x, y, BLOCK=1024)\n\n"
+                "@triton.jit\ndef add_kernel(x, y, BLOCK: tl.constexpr):\n    pass\n", line=4),
+        Invalid("import triton\nms = triton.testing.do_bench(lambda: f(x))\n", line=2),
     ]
+
+    def begin(self, ctx: PythonContext) -> None:
+        super().begin(ctx)
+        ctx.state[LAUNCHES] = ([], set())  # (kernel name, launch call) candidates; kernels defined here
+
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx: PythonContext) -> None:
+        for decorator in node.decorators:
+            target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            qualified = ctx.qualify(target) or ""
+            if qualified in ("triton.jit", "triton.autotune", "triton.heuristics") or _is_reexported_decorator(qualified):
+                ctx.state[LAUNCHES][1].add(node.name.value)
+
+    def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
+        """`kernel[grid](...)`: a launch of a Triton kernel defined in this file, or imported under a
+        name that says it is one (`from .kernels import fused_add_kernel`) into a file using triton."""
+        func = node.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            ctx.state[LAUNCHES][0].append((func.value.value, node))
+
+    def finish(self, ctx: PythonContext) -> None:
+        launches, kernels = ctx.state.get(LAUNCHES, ([], set()))
+        uses_triton = "triton" in ctx.text
+        for name, call in launches:
+            imported = ctx.resolver.lookup(name) is not None and "kernel" in name.lower() and uses_triton
+            if name in kernels or imported:
+                ctx.report(self, call, api=f"{name}[grid](...)", replacement=self._replacement(ctx))
 
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx: PythonContext) -> None:
         """`from vllm.triton_utils import triton`: triton re-exported by a shim is still triton."""

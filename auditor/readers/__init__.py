@@ -91,8 +91,15 @@ def _read(ctx: FileContext) -> Dependencies:
 
 
 def report(ctx: FileContext, rule: Rule, item: Located, **fields: Any) -> None:
-    """Report `item` in the file it was written in (an included requirements file keeps its own path)."""
+    """Report `item` in the file it was written in (an included requirements file keeps its own path).
+    An item in an extra or dependency group is optional: the base install does without it."""
     from auditor.context import PythonContext
+
+    group = getattr(item, "group", None)
+    if group:  # whatever its name (dev, test, gpu): the base install does without it
+        kind = "dependency group" if getattr(item, "origin", "") in ("dependency-groups", "tool.poetry.group") \
+            else "optional extra"
+        fields["__optional"] = ("dependency", f"the {kind} `{group}`")
 
     if item.node is not None and isinstance(ctx, PythonContext):
         ctx.report(rule, item.node, **fields)

@@ -198,8 +198,9 @@ def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, r
     its own, and only the cells that do not parse are errors."""
     from auditor.python_scan import scan_python
 
+    facts = runtime.project.facts(source.path, source.display)  # a notebook under tests/ is test-only code
     whole = scan_python(source.display, notebook.code, runtime.walker, runtime.catalogue, floor=runtime.floor,
-                        hidden=runtime.hidden_codes, gate_extra=shell)
+                        hidden=runtime.hidden_codes, gate_extra=shell, facts=facts)
     if not any(error.kind == "parse" for error in whole.errors):
         result.errors.extend(_in_cells(whole.errors, notebook))
         return whole.findings
@@ -207,7 +208,7 @@ def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, r
     for number, first, code in notebook.cells:
         padded = "\n" * (first - 1) + code  # keep the joined text's line numbers
         part = scan_python(source.display, padded, runtime.walker, runtime.catalogue, floor=runtime.floor,
-                           hidden=runtime.hidden_codes, gate_extra=shell)
+                           hidden=runtime.hidden_codes, gate_extra=shell, facts=facts)
         findings.extend(part.findings)
         for error in part.errors:
             result.errors.append(FileError(source.display, error.kind, f"cell {number}: {_relative(error.message, first)}"))

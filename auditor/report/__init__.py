@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from auditor.gate import GateOutcome
     from auditor.model import FileError, Finding
     from auditor.score import Scores
+    from auditor.verdict import Verdict
 
 # format name -> module under auditor.report (the CLI's --format choices come from here)
 REPORTERS: dict[str, str] = {
@@ -63,10 +65,13 @@ class Report:
     def root(self) -> str:
         return self.result.root
 
-    @property
-    def verdicts(self) -> object | None:
-        """Per-target verdicts, when the scan produced them."""
-        return getattr(self.result, "verdicts", None)
+    @cached_property
+    def verdicts(self) -> dict[str, Verdict]:
+        """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
+        finding that is not suppressed."""
+        from auditor.verdict import verdicts
+
+        return verdicts(self.result.findings)
 
 
 def formats() -> list[str]:

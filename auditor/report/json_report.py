@@ -1,6 +1,7 @@
 """The JSON report: a contract read by CI, baselines, SARIF and outside users.
 
-Its shape is pinned by tests/test_json_contract.py; bump FORMAT_VERSION when it changes."""
+Its shape is pinned by tests/test_json_contract.py; bump FORMAT_VERSION when it changes
+(see the history below)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING, TextIO
 from auditor import TOOL_NAME, __version__
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
-from auditor.score import Scores
+from auditor.score import Scores, context_counts
+from auditor.verdict import verdicts
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -20,7 +22,8 @@ if TYPE_CHECKING:
 # 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
 # (the absolute folder scanned: the one given, or the common folder of the paths given), `gate`,
 # `baseline`, `changed_lines` and `suppressed`; `summary.suppressed`; the `suppression` category;
-# `fix.reason` (why a fix is only shown). Version 3 is not released yet, so these share it.
+# `fix.reason` (why a fix is only shown); per-target `verdicts` and `summary.by_context` (findings carry
+# their `context`). Version 3 is not released yet, so these share it.
 FORMAT_VERSION = 3
 
 
@@ -39,6 +42,7 @@ def summary(result: ScanResult, findings: list[Finding] | None = None, errors: i
         "by_category": {c: by_category.get(c, 0) for c in CATEGORIES},
         "by_severity": {s: by_severity.get(s, 0) for s in SEVERITIES},
         "by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
+        "by_context": dict(sorted(context_counts(findings).items())),
     }
 
 
@@ -71,6 +75,8 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
         "targets": list(TARGETS),
         "scores": {"overall": scores.overall, **scores.targets},
         "grades": dict(scores.grades),
+        "verdicts": {target: verdict.to_dict()
+                     for target, verdict in (report.verdicts if report is not None else verdicts(result.findings)).items()},
         "costs": {
             target: [{"rule": c.rule, "name": c.name, "count": c.count, "files": c.files, "points": c.points}
                      for c in costs]

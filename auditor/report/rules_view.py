@@ -73,6 +73,7 @@ def explanation_markdown(rule: Rule) -> str:
         lang = "python" if example.path.endswith(".py") else ""
         lines += ["## Example", "", f"`{example.path}`:", "", f"```{lang}", example.code.strip("\n"), "```", ""]
     lines += ["## Use instead", "", rule.instead.strip(), ""]
+    lines += context_section(rule)
     lines += _fix_section(rule)
     return "\n".join(lines)
 
@@ -94,6 +95,49 @@ def _fix_section(rule: Rule) -> list[str]:
               "file\" make other accelerators selectable and wait until no CUDA-only call would remain in the "
               "file (catalogue 5.5).", ""]
     return lines
+
+
+def context_section(rule: Rule) -> list[str]:
+    """How where a finding stands changes this rule's effects and verdict (rules/contexts.toml)."""
+    from auditor.analysis.apply import apply
+    from auditor.analysis.guards import on
+    from auditor.analysis.placement import Where
+    from auditor.analysis.project import BackendModule
+    from auditor.catalogue import load_catalogue
+
+    catalogue = load_catalogue()
+    table = catalogue.table("contexts")
+    examples: list[tuple[str, Where]] = [
+        ("guarded: `if torch.cuda.is_available():`", Where(condition=on(("nvidia", "rocm"), certain=True))),
+        ("guarded: `if x.is_cuda:` (the other path serves other devices)", Where(condition=on(("nvidia", "rocm"), certain=False))),
+        ("guarded, with an `elif` branch for MPS and XPU", Where(condition=on(("nvidia", "rocm"), certain=True),
+                                                                  covered={"mps", "xpu"})),
+        ("optional: try/except ImportError with a fallback", Where(optional="try/except")),
+        ("backend-module: platforms/cuda.py beside xpu.py and cpu.py",
+         Where(backend=BackendModule("platforms/cuda.py", frozenset({"xpu", "cpu"})))),
+        ("own-package: the project's own GPU module", Where(own="pkg")),
+        ("display: inside a `print(...)` message", Where(display="a message")),
+        ("test: tests/, test_*.py, conftest.py, benchmarks", Where(test=True)),
+    ]
+    if rule.name in table.get("redundant", {}).get("rules", ()):
+        examples.append(("redundant: after `torch.manual_seed(s)` with the same seed",
+                         Where(seeder=("torch.manual_seed", "s", None))))
+    base = rule.effects()
+    lines = ["## In context", "",
+             "Every tie is reported, but where it stands changes what it does on each target, its severity "
+             "and its weight in the score (rules/contexts.toml, rules/scoring.toml). A target where it raises "
+             "fails the verdict (test-only code never does); one where it degrades runs degraded.", "",
+             "| where | severity | " + " | ".join(TARGETS) + " |", "|---|---|" + "---|" * len(TARGETS),
+             f"| main path | {rule.severity.value} | " + " | ".join(_MARK[base[t]] for t in TARGETS) + " |"]
+    for label, where in examples:
+        applied = apply(rule, {}, where, base, "", "", catalogue)
+        lines.append(f"| {label} | {applied.severity} | " + " | ".join(_MARK[applied.effects[t]] for t in TARGETS) + " |")
+    lines += ["", *(f"- **{name}**: {table['context'][name]['summary']}" for name in table.get("order", ())
+                    if name in table.get("context", {})), ""]
+    return lines
+
+
+_MARK = {"works": "ok", "degrades": "degrades", "raises": "raises"}
 
 
 def print_explanation(rule: Rule) -> None:

@@ -15,12 +15,14 @@ from rich.text import Text
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
 from auditor.score import Scores
+from auditor.verdict import verdicts
 
 if TYPE_CHECKING:
     from auditor.report import Report
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "red", "minor": "yellow", "info": "cyan"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
+VERDICT_STYLE = {"runs": "green", "runs-degraded": "yellow", "fails": "bold red"}
 
 
 def make_console(stream: TextIO | None = None, color: str = "auto") -> Console:
@@ -46,7 +48,7 @@ def render_text(result: ScanResult, scores: Scores, console: Console, quiet: boo
         _errors(result, console)
     _summary(result, console)
     _fixes(result, console, unsafe_fixes)
-    _scores(scores, console)
+    _scores(scores, console, result)
 
 
 def _raise_broken_pipe() -> None:
@@ -215,12 +217,15 @@ def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     console.print(Text("; ".join(parts) + ".", style="green"))
 
 
-def _scores(scores: Scores, console: Console) -> None:
+def _scores(scores: Scores, console: Console, result: ScanResult) -> None:
     console.print()
-    table = Table(title="Portability score (100 = nothing ties the code to NVIDIA)", title_justify="left")
+    found = verdicts(result.findings)
+    table = Table(title="Portability score (100 = nothing ties the code to NVIDIA) and verdict (does it run there "
+                  "as it is?)", title_justify="left")
     table.add_column("target")
     table.add_column("score", justify="right")
     table.add_column("grade", justify="center")
+    table.add_column("verdict")
     table.add_column("costs the most")
     for target in (*TARGETS, "overall"):
         value = scores.overall if target == "overall" else scores.targets[target]
@@ -228,5 +233,19 @@ def _scores(scores: Scores, console: Console) -> None:
         top = "" if target == "overall" else ", ".join(
             f"{c.rule} {c.name} x{c.count} in {c.files} file{'s' if c.files > 1 else ''} (-{c.points:g})"
             for c in scores.costs[target][:3])
-        table.add_row(target, f"{value:.1f}", Text(letter, style=GRADE_STYLE.get(letter, "")), top)
+        verdict = found[target].verdict if target in found else ""
+        table.add_row(target, f"{value:.1f}", Text(letter, style=GRADE_STYLE.get(letter, "")),
+                      Text(verdict, style=VERDICT_STYLE.get(verdict, "")), top)
     console.print(table)
+    lines = []
+    for target in TARGETS:
+        verdict = found[target]
+        if not verdict.reasons:
+            continue
+        lines.append(Text.assemble((f"  {target}: ", "bold"), (verdict.verdict, VERDICT_STYLE[verdict.verdict])))
+        for reason in verdict.reasons[:3]:
+            lines.append(Text(_clean(f"    {reason.why} ({reason.path}:{reason.line}, {reason.rule})")))
+    if lines:
+        console.print(Text("Why (the first findings behind each verdict):", style="bold"))
+        for line in lines:
+            console.print(line)

@@ -313,6 +313,7 @@ def test_setup_py_syntax_error_is_an_error(scan_source):
     ("nvidia-modelopt[torch]", "LK505"), ("tensorrt-cu12", "LK505"), ("cumm-cu118", "LK505"),
     ("cudf-cu12", "LK504"), ("jax-cuda12-plugin", "LK504"), ("faiss-gpu-cu12", "LK507"), ("pytorch-triton", "LK507"),
     ("torch-xla[tpu]", "LK508"), ("mmcv-full==1.7.2", "LK504"), ("auto-gptq", "LK504"),
+    ("vllm>=0.22", "LK504"),  # catalogue Q17: the PyPI wheel is a CUDA build; other targets install their own
 ])
 def test_package_table(line, rule, scan_source):
     result = scan_source({"requirements.txt": line + "\n"}, select=["LK5"])
@@ -322,7 +323,7 @@ def test_package_table(line, rule, scan_source):
 @pytest.mark.parametrize("line", [
     "torch", "torch==2.5.1+cpu", "deepspeed", "triton", "bitsandbytes>=0.50",
     "faiss-cpu", "onnxruntime", "jax[tpu]", "tensorflow", "pytorch-triton-rocm", "--index-url https://download.pytorch.org/whl/rocm6.2",
-    "-f https://download.pytorch.org/whl/torch_stable.html", "vllm", "numba",
+    "-f https://download.pytorch.org/whl/torch_stable.html", "numba",
 ])
 def test_portable_lines(line, scan_source):
     assert scan_source({"requirements.txt": line + "\n"}, select=["LK5"]).findings == []

@@ -144,7 +144,14 @@ def test_nccl_only_in_cuda_branch_is_a_per_device_choice(scan_source):
         "    backend = 'gloo'\n"
         "fallback_backend = 'nccl'\n"
     )
-    assert _scan(scan_source, code) == [("LK301", 8)]
+    found = {f.line: f for f in scan_source({"train.py": code}, select=SELECT).findings if f.rule == "LK301"}
+    assert sorted(found) == [5, 8]
+    # the CUDA branch of a per-device choice: xpu takes its own branch, the CPU and the rest fall to gloo
+    assert found[5].context == "guarded" and found[5].severity == "minor"
+    assert found[5].targets == {"rocm": "works", "tpu": "degrades", "trainium": "degrades", "mps": "degrades",
+                                "xpu": "works", "cpu": "works"}
+    assert "raises" not in found[5].message and "xpu has its own branch" in found[5].message
+    assert found[8].context is None and found[8].targets["xpu"] == "raises"
 
 
 def test_nvidia_smi_through_a_variable_and_messages(scan_source):

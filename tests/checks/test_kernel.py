@@ -100,7 +100,10 @@ def launch(x):
     add_kernel[(triton.cdiv(x.numel(), 64),)](x, x.numel())
 '''
     result = scan_source({"ops.py": code})
-    assert [line for _, rule, line in _lk4(result) if rule == "LK403"] == [3, 4, 9, 10]
+    assert [line for _, rule, line in _lk4(result) if rule == "LK403"] == [3, 4, 9, 10, 18]  # 18: the launch
+    contexts = {f.line: f.context for f in result.findings if f.rule == "LK403"}
+    assert contexts[3] == contexts[4] == "optional"  # the imports have a fallback (triton = None)
+    assert contexts[9] is None and contexts[18] is None  # the decorators and launch do not check for it
 
 
 def test_nested_uses_and_multi_name_imports_are_one_finding(scan_source):

@@ -1,0 +1,11 @@
+"""Where a tie stands, as opposed to what it is: the context analysis every finding goes through.
+
+- `guards`: what an `if` test, a skip decorator or an early return says about the platforms the
+  code under it can run on (three-valued: true, false or unknown per platform);
+- `placement`: the contexts of one reported node, from its enclosing nodes (collected while the
+  findings are placed, in the one code-generation pass that already computes their positions);
+- `project`: what the project around a file says (its own packages, the CUDA extensions it
+  builds, backend modules beside their siblings, test-only paths), computed once per scan;
+- `apply`: how the contexts change a finding's effects, severity, message and suggestion, with
+  the vocabulary, messages and guard names in rules/contexts.toml.
+"""

@@ -1,0 +1,183 @@
+"""How a finding's context changes what it reports: effects per target, severity, message,
+suggestion and the `context` name (see rules/contexts.toml for the vocabulary and the rules)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from auditor.analysis.placement import Where
+from auditor.model import TARGETS, Effect, Severity
+
+if TYPE_CHECKING:
+    from auditor.catalogue import Catalogue
+    from auditor.checks.base import Rule
+
+WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAISES.value
+_PRIMARY = ("redundant", "own-package", "display", "backend-module", "optional", "guarded")
+
+
+@dataclass(frozen=True)
+class Applied:
+    context: str | None
+    effects: dict[str, str]
+    severity: str
+    message: str
+    suggestion: str
+
+
+def render(template: str, fields: dict[str, Any]) -> str | None:
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return None
+
+
+def join(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _cap(effect: str) -> str:
+    return DEGRADES if effect == RAISES else effect
+
+
+def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[str, str], message: str,
+          suggestion: str, catalogue: Catalogue) -> Applied:
+    """The finding as its context makes it; `message` and `suggestion` are the rule's, rendered."""
+    severity = rule.severity.value
+    if where is None:
+        return Applied(None, base, severity, message, suggestion)
+    effects = dict(base)
+    names: list[str] = []
+    extra: dict[str, Any] = {}
+    if where.test:
+        names.append("test")
+    if where.seeder is not None:
+        names.append("redundant")
+        effects = dict.fromkeys(TARGETS, WORKS)
+        seeder, seed, line = where.seeder
+        extra.update(seeder=seeder, seed=seed, seed_line=line, seed_at=f" (line {line})" if line else "")
+    elif where.own is not None:
+        names.append("own-package")
+        effects = dict.fromkeys(TARGETS, WORKS)
+        extra.update(package=where.own)
+    else:
+        if where.display is not None:
+            names.append("display")
+            if where.shipped:  # a file name in package_data: nothing runs
+                effects = dict.fromkeys(TARGETS, WORKS)
+            raising = [t for t in TARGETS if effects[t] == RAISES]
+            extra.update(how=where.display, still=f"; the call still raises on {join(raising)}" if raising else "")
+        backend = where.backend
+        if backend is not None and (backend.covered or backend.others):
+            names.append("backend-module")
+            for target in TARGETS:
+                if target in backend.covered:
+                    effects[target] = WORKS  # its own sibling module serves it
+                elif "cpu" in backend.covered:
+                    effects[target] = _cap(effects[target])  # falls back to the CPU backend
+            extra.update(_backend_fields(backend))
+        if where.optional is not None:
+            names.append("optional")
+            effects = {t: _cap(e) for t, e in effects.items()}
+            extra.update(guard=where.optional, guard_line=where.optional_line)
+        skipped = [t for t in TARGETS if not where.condition.may_hold(t) or t in where.served_before]
+        if skipped:
+            names.append("guarded")
+            kept = dict(effects)
+            for target in skipped:
+                # Skipping costs nothing where the code is not wanted: a target served by another
+                # branch, the CPU (which needs no GPU work), every target when the test is about a
+                # tensor's device (the other path handles it), or when the code is for another
+                # device altogether (an XLA-only block skipped on MPS).
+                if (target in where.covered or target in where.served_before or target == "cpu"
+                        or not where.condition.available or not where.condition.may_hold("nvidia")):
+                    effects[target] = WORKS
+                else:
+                    effects[target] = _cap(effects[target])
+            if where.guard is not None:
+                runs = f"runs only where `{where.guard}` holds" + (f" (line {where.guard_line})" if where.guard_line else "")
+            else:
+                runs = "is the CUDA branch of a per-device dispatch"
+            extra.setdefault("guard", where.guard)
+            extra.setdefault("guard_line", where.guard_line)
+            extra.update(runs=runs, outcome=_outcome(skipped, where, kept, effects))
+    if not names:
+        served = [t for t in TARGETS if t in where.siblings and effects[t] != WORKS]
+        if not served:
+            return Applied(None, base, severity, message, suggestion)
+        for target in served:  # the test of a dispatch chain: those targets take their own branch
+            effects[target] = WORKS
+        noun = f"{join(served)} {'have their' if len(served) > 1 else 'has its'} own branch"
+        return Applied(None, effects, _severity(rule.severity, base, effects), f"{message} Here {noun}.", suggestion)
+    severity = _severity(rule.severity, base, effects)
+    order = catalogue.table("contexts").get("order", [])
+    names.sort(key=lambda n: order.index(n) if n in order else len(order))
+    contexts = catalogue.table("contexts").get("context", {})
+    values = {**fields, **extra, "message": message, "suggestion": suggestion}
+    values["subject"] = render(getattr(rule, "subject", "`{api}`"), values) or f"This {rule.name} tie"
+    primary = next((n for n in _PRIMARY if n in names), None)
+    if primary is not None:
+        key = "dependency_message" if primary == "optional" and where.optional_kind == "dependency" else "message"
+        message = render(contexts.get(primary, {}).get(key, "{message}"), values) or message
+        suggestion = render(contexts.get(primary, {}).get("suggestion", "{suggestion}"), values) or suggestion
+        values.update(message=message, suggestion=suggestion)
+    if "test" in names:
+        message = render(contexts.get("test", {}).get("message", "{message}"), values) or message
+    return Applied("+".join(names), effects, severity, message, suggestion)
+
+
+def _severity(rule_severity: Severity, base: dict[str, str], effects: dict[str, str]) -> str:
+    """Where the context took the failure away: a blocker or major that raised somewhere and no
+    longer does is minor; a tie that now works everywhere is info."""
+    values = set(effects.values())
+    if values == {WORKS} and set(base.values()) != {WORKS}:
+        cap = Severity.INFO
+    elif RAISES in base.values() and RAISES not in values:
+        cap = Severity.MINOR
+    else:
+        return rule_severity.value
+    return (cap if cap.rank < rule_severity.rank else rule_severity).value
+
+
+def _outcome(skipped: list[str], where: Where, before: dict[str, str], after: dict[str, str]) -> str:
+    """"tpu and mps skip it; xpu takes its own branch; the CPU does not need it; it still raises on rocm"."""
+    served = where.covered | where.served_before
+    own = [t for t in skipped if t in served]
+    cpu = "cpu" in skipped and "cpu" not in served
+    other = [t for t in skipped if t not in served and t != "cpu"]
+    parts = []
+    if other and not where.condition.may_hold("nvidia"):
+        parts.append(f"{join(other)} {'do' if len(other) > 1 else 'does'} not need it")
+    elif other and not where.condition.available:
+        parts.append(f"{join(other)} {'take' if len(other) > 1 else 'takes'} the other path")
+    elif other:
+        parts.append(f"{join(other)} {'skip' if len(other) > 1 else 'skips'} it")
+    if own:
+        parts.append(f"{join(own)} {'have their' if len(own) > 1 else 'has its'} own branch")
+    if cpu:
+        parts.append("the CPU does not need it")
+    raising = [t for t in TARGETS if after[t] == RAISES]
+    if raising:
+        parts.append(f"it still raises on {join(raising)}")
+    return "; ".join(parts) or "other targets skip it"
+
+
+def _backend_fields(backend) -> dict[str, str]:
+    covered = [t for t in TARGETS if t in backend.covered]
+    missing = [t for t in TARGETS if t not in backend.covered and t != "rocm"]
+    if covered:
+        siblings = f"{join(covered)} {'have' if len(covered) > 1 else 'has'} sibling backend modules"
+    else:
+        siblings = f"only {join(list(backend.others))} {'have' if len(backend.others) > 1 else 'has'} sibling modules"
+    fallback = " (they fall back to the CPU backend)" if len(missing) > 1 else " (it falls back to the CPU backend)"
+    return {
+        "module": backend.module,
+        "siblings": siblings,
+        "missing": (f"; {join(missing)} {'have' if len(missing) > 1 else 'has'} none"
+                    + (fallback if "cpu" in backend.covered else "")) if missing else "",
+        "add": f" (a sibling for {join(missing)} would support {'them' if len(missing) > 1 else 'it'})" if missing else "",
+    }

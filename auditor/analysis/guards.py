@@ -1,0 +1,379 @@
+"""What a test says about where the code under it runs.
+
+A test is judged on each platform (NVIDIA plus the six targets) in three values: it holds there
+(T), cannot hold there (F), or may (U). `torch.cuda.is_available()` holds on NVIDIA and ROCm and
+cannot elsewhere; `x.is_cuda` may hold on NVIDIA and ROCm (the tensor may be on the CPU) and cannot
+elsewhere; an unknown test may hold anywhere. A fourth value says what the test does when an
+optional package is missing (`is_flash_attn_available()` cannot hold then). `not`, `and` and `or`
+combine these as Kleene logic, so `if not torch.cuda.is_available(): return` followed by code, an
+`elif` after a CUDA branch, and `torch.cuda.is_available() and torch.cuda.get_device_capability()`
+all come out right. The vocabulary (helper names, attributes, device words) is in
+rules/contexts.toml [guards]."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from auditor.catalogue import Catalogue
+from auditor.checks._env import is_message_call
+from auditor.checks._helpers import callee_name, string_value
+from auditor.names import dotted_parts
+
+if TYPE_CHECKING:
+    from auditor.context import PythonContext
+
+T, F, U = 1, 0, 2  # holds, cannot hold, may hold
+PLATFORMS: tuple[str, ...] = ("nvidia", "rocm", "tpu", "trainium", "mps", "xpu", "cpu")
+_DEVICE_STRING = re.compile(r"([a-z_]+)(?::\S*)?")
+
+
+@dataclass(frozen=True)
+class Truth:
+    """A test's value per platform (PLATFORMS order), when an optional package is missing, and
+    whether it asks about the process (an availability check) rather than a tensor or a flag."""
+
+    values: tuple[int, ...]
+    absent: int = U
+    available: bool = False
+
+    def may_hold(self, platform: str) -> bool:
+        return self.values[PLATFORMS.index(platform)] != F
+
+    @property
+    def requires_package(self) -> bool:
+        return self.absent == F
+
+    @property
+    def excludes(self) -> bool:
+        """Whether some platform cannot get here (the test says something about devices)."""
+        return F in self.values
+
+    def __invert__(self) -> Truth:
+        return Truth(tuple(_NOT[v] for v in self.values), _NOT[self.absent], self.available)
+
+    def __and__(self, other: Truth) -> Truth:
+        return Truth(tuple(_and(a, b) for a, b in zip(self.values, other.values, strict=True)),
+                     _and(self.absent, other.absent), self.available or other.available)
+
+    def __or__(self, other: Truth) -> Truth:
+        return Truth(tuple(_or(a, b) for a, b in zip(self.values, other.values, strict=True)),
+                     _or(self.absent, other.absent), self.available or other.available)
+
+
+_NOT = {T: F, F: T, U: U}
+
+
+def _and(a: int, b: int) -> int:
+    if a == F or b == F:
+        return F
+    return T if a == T and b == T else U
+
+
+def _or(a: int, b: int) -> int:
+    if a == T or b == T:
+        return T
+    return F if a == F and b == F else U
+
+
+UNKNOWN = Truth((U,) * len(PLATFORMS))
+OPTIONAL = Truth((U,) * len(PLATFORMS), absent=F)
+
+
+def on(platforms: frozenset[str] | set[str] | tuple[str, ...], certain: bool) -> Truth:
+    """A test that holds (certain) or may hold only on these platforms."""
+    value = T if certain else U
+    return Truth(tuple(value if p in platforms else F for p in PLATFORMS), available=certain)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """rules/contexts.toml [guards], compiled."""
+
+    words: dict[str, frozenset[str]]
+    available: dict[str, frozenset[str]]
+    helpers: tuple[tuple[re.Pattern, frozenset[str]], ...]
+    flags: tuple[tuple[re.Pattern, frozenset[str]], ...]
+    attributes: dict[str, frozenset[str]]
+    optional_helpers: re.Pattern
+    optional_flags: re.Pattern
+    skip_if: frozenset[str]
+    skip_unless: frozenset[str]
+    requires: tuple[tuple[re.Pattern, frozenset[str]], ...]
+    exit_calls: frozenset[str]
+    exit_raises: frozenset[str]
+    fallback_catches: frozenset[str]
+
+    def device(self, text: str) -> frozenset[str] | None:
+        """The platforms a device string ("cuda:0", "xpu") stands for; None when it is none."""
+        match = _DEVICE_STRING.fullmatch(text.strip().lower())
+        if match is None:
+            return None
+        return self.words.get(match.group(1))
+
+
+_VOCABULARIES: dict[int, tuple[dict, Vocabulary]] = {}
+
+
+def _vocabulary(guards: dict) -> Vocabulary:
+    words = {w: frozenset(p) for w, p in guards.get("words", {}).items()}
+    return Vocabulary(
+        words=words,
+        available={name: frozenset(p) for name, p in guards.get("available", {}).items()},
+        helpers=tuple((re.compile(h["pattern"]), frozenset(h["platforms"])) for h in guards.get("helper", [])),
+        flags=tuple((re.compile(f["pattern"]), frozenset(f["platforms"])) for f in guards.get("flag", [])),
+        attributes={name: frozenset(p) for name, p in guards.get("attributes", {}).items()},
+        optional_helpers=re.compile(guards.get("optional", {}).get("helpers", r"$^")),
+        optional_flags=re.compile(guards.get("optional", {}).get("flags", r"$^")),
+        skip_if=frozenset(guards.get("skips", {}).get("skip_if", ())),
+        skip_unless=frozenset(guards.get("skips", {}).get("skip_unless", ())),
+        requires=tuple((re.compile(r["pattern"]), frozenset(r["platforms"])) for r in guards.get("requires", [])),
+        exit_calls=frozenset(guards.get("exits", {}).get("calls", ())),
+        exit_raises=frozenset(guards.get("exits", {}).get("raises", ())),
+        fallback_catches=frozenset(guards.get("fallback", {}).get("catches", ())),
+    )
+
+
+def vocabulary(catalogue: Catalogue) -> Vocabulary:
+    """The guard vocabulary of this catalogue, compiled once."""
+    table = catalogue.table("contexts").get("guards", {})
+    cached = _VOCABULARIES.get(id(table))
+    if cached is None or cached[0] is not table:
+        cached = _VOCABULARIES[id(table)] = (table, _vocabulary(table))
+    return cached[1]
+
+
+class Judge:
+    """Judges tests in one file; names resolve through the file's imports (as at the end of the walk)."""
+
+    def __init__(self, ctx: PythonContext) -> None:
+        self.ctx = ctx
+        self.vocab = vocabulary(ctx.catalogue)
+
+    # -- tests ------------------------------------------------------------------------------------
+    def truth(self, node: cst.BaseExpression) -> Truth:
+        """What `node`, used as a condition, says about the platforms."""
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return ~self.truth(node.expression)
+        if isinstance(node, cst.BooleanOperation):
+            left, right = self.truth(node.left), self.truth(node.right)
+            return left & right if isinstance(node.operator, cst.And) else left | right
+        if isinstance(node, cst.Comparison):
+            return self._comparison(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return self._name(node)
+        return UNKNOWN
+
+    def _name(self, node: cst.Name | cst.Attribute) -> Truth:
+        qualified = self.ctx.qualify(node)
+        if qualified is not None:
+            platforms = self.vocab.available.get(qualified)
+            if platforms is not None:
+                return on(platforms, certain=True)
+        last = node.value if isinstance(node, cst.Name) else node.attr.value
+        if isinstance(node, cst.Attribute) and last in self.vocab.attributes:
+            return on(self.vocab.attributes[last], certain=False)
+        for pattern, platforms in self.vocab.flags:
+            if pattern.fullmatch(last):
+                return on(platforms, certain=False)
+        if self.vocab.optional_flags.fullmatch(last):
+            return OPTIONAL
+        if isinstance(node, cst.Name) and qualified is not None and not qualified.startswith("torch"):
+            return OPTIONAL  # `if triton:` / `if flash_attn_func:`: an import tested for presence
+        return UNKNOWN
+
+    def _call(self, node: cst.Call) -> Truth:
+        qualified = self.ctx.qualify(node.func)
+        if qualified is not None:
+            platforms = self.vocab.available.get(qualified)
+            if platforms is not None:
+                return on(platforms, certain=True)
+            if qualified.endswith("find_spec") or qualified == "pytest.importorskip":
+                return OPTIONAL
+        name = callee_name(node)
+        if name is None:
+            return UNKNOWN
+        if name == "startswith" and isinstance(node.func, cst.Attribute) and node.args:
+            text = string_value(node.args[0].value)
+            platforms = self.vocab.device(text) if text is not None else None
+            if platforms is not None:
+                return self._device_test(platforms)
+            return UNKNOWN
+        for pattern, platforms in self.vocab.helpers:
+            if pattern.fullmatch(name):
+                return on(platforms, certain=True)
+        if self.vocab.optional_helpers.fullmatch(name):
+            return OPTIONAL
+        return UNKNOWN
+
+    def _device_test(self, platforms: frozenset[str]) -> Truth:
+        """A value compared with a device string: it may be that device; a "cpu" value may be on
+        any platform (CPU tensors exist everywhere)."""
+        if "cpu" in platforms:
+            return UNKNOWN
+        return on(platforms, certain=False)
+
+    def _comparison(self, node: cst.Comparison) -> Truth:
+        if len(node.comparisons) != 1:
+            return UNKNOWN
+        target = node.comparisons[0]
+        op, right, left = target.operator, target.comparator, node.left
+        if isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
+            value = self.truth(left)
+            return value if isinstance(op, cst.IsNot) else ~value
+        if isinstance(op, (cst.Equal, cst.NotEqual)):
+            platforms = self._string_device(right) or self._string_device(left)
+            if platforms is None:
+                return self._count(left, op, right)
+            value = self._device_test(platforms)
+            return value if isinstance(op, cst.Equal) else ~value
+        if isinstance(op, (cst.In, cst.NotIn)):
+            platforms = self._string_device(left)  # "cuda" in str(device)
+            if platforms is None and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+                found = [self._string_device(e.value) for e in right.elements]
+                if found and all(p is not None for p in found):
+                    platforms = frozenset().union(*found)  # device.type in ("cuda", "xpu")
+            if platforms is None:
+                return UNKNOWN
+            value = self._device_test(platforms)
+            return value if isinstance(op, cst.In) else ~value
+        return self._count(left, op, right)
+
+    def _count(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> Truth:
+        """`torch.cuda.device_count() > 0` (a device exists) or `> 1` (several may)."""
+        if not isinstance(left, cst.Call):
+            return UNKNOWN
+        qualified = self.ctx.qualify(left.func) or ""
+        platforms = self.vocab.available.get(qualified)
+        if platforms is None or not qualified.endswith("device_count"):
+            return UNKNOWN
+        number = right.value if isinstance(right, cst.Integer) else None
+        if (isinstance(op, cst.GreaterThan) and number == "0") or (isinstance(op, cst.GreaterThanEqual) and number == "1") \
+                or (isinstance(op, cst.NotEqual) and number == "0"):
+            return on(platforms, certain=True)
+        if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+            return on(platforms, certain=False)
+        return UNKNOWN
+
+    def _string_device(self, node: cst.BaseExpression) -> frozenset[str] | None:
+        text = string_value(node)
+        return self.vocab.device(text) if text is not None else None
+
+    # -- decorators, exits, handlers -----------------------------------------------------------------
+    def decorator(self, expression: cst.BaseExpression) -> Truth | None:
+        """Where a decorated test runs (`@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
+        `@require_torch_gpu`); None for any other decorator."""
+        func = expression.func if isinstance(expression, cst.Call) else expression
+        qualified = self.ctx.qualify(func)
+        parts = dotted_parts(func)
+        name = parts[-1] if parts else None
+        if isinstance(expression, cst.Call) and expression.args:
+            condition = expression.args[0].value
+            if qualified in self.vocab.skip_if or name == "skipif" or name == "skipIf":
+                if string_value(condition) is None:
+                    return ~self.truth(condition)
+            if qualified in self.vocab.skip_unless or name == "skipUnless":
+                if string_value(condition) is None:
+                    return self.truth(condition)
+        if name is not None:
+            for pattern, platforms in self.vocab.requires:
+                if pattern.fullmatch(name):
+                    return on(platforms, certain=True)
+            if name.startswith(("require_", "requires_")) and name not in ("require_torch", "requires_grad"):
+                return OPTIONAL  # @require_bitsandbytes, @require_flash_attn: a package must be there
+        return None
+
+    def exit_guard(self, statement: cst.CSTNode) -> Truth | None:
+        """For `if <test>: return` (or continue, break, a test skip) with no else: what must hold
+        for the code after it to run. A `raise` or `sys.exit()` does not count: the code then fails
+        on the other targets, by design."""
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            return None
+        body = statement.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine) and last.body:
+            last = last.body[-1]
+        if not self._exits(last):
+            return None
+        return ~self.truth(statement.test)
+
+    def exits_block(self, statement: cst.If) -> bool:
+        """Whether the body of an `if` always leaves the block (return, continue, break, raise)."""
+        body = statement.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine) and last.body:
+            last = last.body[-1]
+        return isinstance(last, (cst.Return, cst.Continue, cst.Break, cst.Raise)) or self._exits(last)
+
+    def _exits(self, node: cst.CSTNode | None) -> bool:
+        if isinstance(node, (cst.Return, cst.Continue, cst.Break)):
+            return True
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            return self._is_skip(node.value.func)
+        if isinstance(node, cst.Raise) and node.exc is not None:
+            exc = node.exc.func if isinstance(node.exc, cst.Call) else node.exc
+            parts = dotted_parts(exc)
+            return bool(parts) and (".".join(parts) in self.vocab.exit_raises or parts[-1] in self.vocab.exit_raises)
+        return False
+
+    def _is_skip(self, func: cst.BaseExpression) -> bool:
+        qualified = self.ctx.qualify(func)
+        parts = dotted_parts(func)
+        return (qualified in self.vocab.exit_calls
+                or (parts is not None and (parts[-1] in ("skipTest", "importorskip") or ".".join(parts) in self.vocab.exit_calls)))
+
+    def module_skip(self, statement: cst.CSTNode) -> Truth | None:
+        """`pytestmark = pytest.mark.skipif(...)` and `pytest.importorskip("x")` at module level."""
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in small.targets):
+            value = small.value
+            return self.decorator(value) if isinstance(value, cst.Call) else None
+        call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+        if isinstance(call, cst.Call):
+            parts = dotted_parts(call.func)
+            if parts and parts[-1] == "importorskip":
+                return OPTIONAL
+        return None
+
+    def fallback(self, node: cst.Try | cst.TryStar) -> bool:
+        """Whether an except clause catches the failure and goes on without it: it does not re-raise
+        (`except ImportError: raise` is no fallback) nor hand the error on to be raised later
+        (`except BaseException as e: errors.append(e)`)."""
+        for handler in node.handlers:
+            if not self._catches(handler.type):
+                continue
+            caught = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) \
+                else None
+            if all(self._goes_on(statement, caught) for statement in handler.body.body):
+                return True
+        return False
+
+    def _goes_on(self, statement: cst.CSTNode, caught: str | None) -> bool:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return True  # a compound statement (if/for/with): the handler does real work
+        for small in statement.body:
+            if isinstance(small, cst.Raise):
+                return False
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and caught is not None \
+                    and not is_message_call(small.value, self.ctx.catalogue) \
+                    and any(isinstance(a.value, cst.Name) and a.value.value == caught for a in small.value.args):
+                return False  # the error is recorded to be raised elsewhere
+        return True
+
+    def _catches(self, kind: cst.BaseExpression | None) -> bool:
+        if kind is None:
+            return True  # bare except
+        names = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+        for name in names:
+            parts = dotted_parts(name)
+            if parts and parts[-1] in self.vocab.fallback_catches:
+                return True
+        return False

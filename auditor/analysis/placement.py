@@ -1,0 +1,379 @@
+"""The contexts of one reported node, read from the nodes around it.
+
+The positions pass (auditor/positions.py) hands each reported node its enclosing nodes. Going
+from the node outwards, each one may narrow where the node runs:
+
+- the body of an `if` (its test holds), its `else` / `elif` (the test does not), an `IfExp`
+  branch, the right side of `and` / `or`;
+- a statement after `if not torch.cuda.is_available(): return` (or a test skip) in the same block,
+  a test under `@pytest.mark.skipif(...)` / `@unittest.skipUnless(...)` / `@require_torch_gpu`,
+  a module with `pytestmark = pytest.mark.skipif(...)` or `pytest.importorskip(...)`;
+- the body of a `try` whose `except` falls back instead of re-raising (optional);
+- the arguments of a message call (print, logging, an exception), a `package_data=` value, an
+  environment-report function (display);
+- the branches beside it in an if/elif chain: a sibling for XPU or MPS serves that target.
+
+Only files with findings pay for this, and only for the nodes around their findings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from auditor.analysis.guards import UNKNOWN, Judge, Truth
+from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
+from auditor.checks._env import is_message_call
+from auditor.checks._helpers import callee_name, string_value
+from auditor.names import dotted_name, dotted_parts
+from auditor.tree import child_nodes
+
+if TYPE_CHECKING:
+    from auditor.checks.base import Rule
+    from auditor.context import PythonContext
+    from auditor.positions import Placed
+
+TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
+_BODY_NODES = 600  # a sibling branch is searched this far for another backend's API
+_SHORT = 70
+
+
+@dataclass
+class Where:
+    """Where one finding stands; turned into contexts, effects and a message by analysis.apply."""
+
+    condition: Truth = UNKNOWN  # what must hold for the node to run, per platform
+    guard: str | None = None  # the innermost test that narrows the platforms
+    guard_line: int | None = None
+    covered: set[str] = field(default_factory=set)  # targets served by a later sibling branch
+    served_before: set[str] = field(default_factory=set)  # targets an earlier branch takes first
+    optional: str | None = None  # the optional import / fast-path test or try
+    optional_line: int | None = None
+    optional_kind: str = "code"  # "dependency": declared in an extra or dependency group
+    display: str | None = None  # how it is only displayed or recorded
+    shipped: bool = False  # a file name in a list of files to ship: nothing runs on it at all
+    siblings: set[str] = field(default_factory=set)  # in the test of a chain: targets other branches serve
+    seeder: tuple[str, str, int | None] | None = None  # (seeding call, seed, line) for redundant
+    own: str | None = None  # the project's own package it names
+    backend: BackendModule | None = None
+    test: bool = False
+
+    @classmethod
+    def of_file(cls, facts: FileFacts, display_file: bool = False) -> Where:
+        return cls(backend=facts.backend, test=facts.test,
+                   display="in an environment report" if display_file else None)
+
+
+class Placer:
+    """Reads the contexts of the reported nodes of one file."""
+
+    def __init__(self, ctx: PythonContext, placed: Placed) -> None:
+        self.ctx = ctx
+        self.placed = placed
+        self.judge = Judge(ctx)
+        self.facts: FileFacts = getattr(ctx, "facts", None) or NO_FACTS
+        table = ctx.catalogue.table("contexts")
+        display = table.get("display", {})
+        self.display_keywords = frozenset(display.get("keywords", ()))
+        self.display_functions = re.compile(display.get("functions", r"$^"))
+        self.display_file = bool(re.search(display.get("files", r"$^"), ctx.path))
+        redundant = table.get("redundant", {})
+        self.seed_rules = frozenset(redundant.get("rules", ()))
+        self.seeders = frozenset(redundant.get("seeders", ()))
+        self.features: dict[str, tuple[str, ...]] = {
+            name: tuple(words) for name, words in table.get("guards", {}).get("features", {}).items()}
+        self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
+        self._exits: dict[int, list[tuple[int, Truth, cst.CSTNode, bool]]] = {}
+        self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
+        self._seeds: dict[int, list[tuple[str, str, int | None]]] = {}
+
+    # -- entry ---------------------------------------------------------------------------------------
+    def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
+        where = Where.of_file(self.facts, self.display_file)
+        self._words = self.features.get(rule.name, ())
+        ancestors = self.placed.ancestors.get(id(node), ())
+        scope: cst.CSTNode | None = None
+        child = node
+        for index in range(len(ancestors) - 1, -1, -1):
+            parent = ancestors[index]
+            kind = type(parent)
+            if kind is cst.If:
+                self._if(where, parent, child, ancestors, index)
+            elif kind is cst.IfExp:
+                self._ifexp(where, parent, child)
+            elif kind is cst.BooleanOperation and child is parent.right:
+                left = self.judge.truth(parent.left)
+                if isinstance(parent.operator, cst.Or):
+                    self._narrow(where, ~left, parent.left, negated=True)
+                else:
+                    self._narrow(where, left, parent.left)
+            elif kind in (cst.IndentedBlock, cst.Module):
+                self._after_exits(where, parent, child)
+            elif kind in (cst.Try, cst.TryStar) and child is parent.body and self.judge.fallback(parent):
+                if where.optional is None:
+                    where.optional, where.optional_line = "try/except", self.placed.line(parent)
+            elif kind in (cst.FunctionDef, cst.ClassDef):
+                if scope is None and kind is cst.FunctionDef:
+                    scope = parent
+                self._decorated(where, parent)
+                if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
+                    where.display = f"in `{parent.name.value}()`, an environment report"
+            elif kind is cst.Call and where.display is None and isinstance(child, cst.Arg) \
+                    and is_message_call(parent, self.ctx.catalogue):
+                where.display = f"in a `{callee_name(parent)}(...)` message"
+            elif kind is cst.Arg and where.display is None and parent.keyword is not None \
+                    and parent.keyword.value in self.display_keywords:
+                where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
+            child = parent
+        self._own(where, node, fields)
+        if rule.name in self.seed_rules:
+            self._redundant(where, node, scope or self.ctx.module)
+        return where
+
+    # -- narrowing ------------------------------------------------------------------------------------
+    def _narrow(self, where: Where, truth: Truth, test: cst.CSTNode, negated: bool = False) -> None:
+        where.condition = where.condition & truth
+        if self._words and not negated and where.optional is None:
+            text = self.ctx.module.code_for_node(test).lower()
+            if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
+                where.optional, where.optional_line = self._text(test), self.placed.line(test)
+        if where.guard is None and truth.excludes:
+            where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
+        if where.optional is None and truth.requires_package:
+            where.optional, where.optional_line = self._text(test, negated), self.placed.line(test)
+
+    def _text(self, node: cst.CSTNode, negated: bool = False) -> str:
+        text = " ".join(self.ctx.module.code_for_node(node).split())
+        if negated:
+            text = text[4:] if text.startswith("not ") else f"not ({text})" if " " in text else f"not {text}"
+        return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."
+
+    def _if(self, where: Where, node: cst.If, child: cst.CSTNode, ancestors: tuple, index: int) -> None:
+        if child is node.body:
+            self._narrow(where, self.judge.truth(node.test), node.test)
+        elif child is node.orelse:
+            self._narrow(where, ~self.judge.truth(node.test), node.test, negated=True)
+        else:  # the test itself: the chain's other branches serve their targets
+            if child is node.test and not where.siblings:
+                head = index
+                while head > 0 and isinstance(ancestors[head - 1], cst.If) and ancestors[head - 1].orelse is ancestors[head]:
+                    head -= 1
+                before, after = self._chain(ancestors[head], node.body)
+                where.siblings = before | after | self._exit_siblings(node, ancestors, index)
+            return
+        if child is node.body or isinstance(child, cst.Else):
+            head = index
+            while head > 0 and isinstance(ancestors[head - 1], cst.If) and ancestors[head - 1].orelse is ancestors[head]:
+                head -= 1
+            mine = child if child is node.body else child.body
+            before, after = self._chain(ancestors[head], mine)
+            where.served_before |= before
+            where.covered |= after
+            if child is node.body:
+                where.covered |= self._exit_siblings(node, ancestors, index)
+
+    def _exit_siblings(self, node: cst.If, ancestors: tuple, index: int) -> set[str]:
+        """`if cuda: return CudaPlatform()` then `if xpu: return XpuPlatform()` ... : a chain written as
+        early returns. The statements after an exiting `if` are its else: what they serve counts."""
+        if node.orelse is not None or index == 0 or not self.judge.exits_block(node):
+            return set()
+        block = ancestors[index - 1]
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)):
+            return set()
+        position = next((i for i, statement in enumerate(body) if statement is node), None)
+        if position is None:
+            return set()
+        served: set[str] = set()
+        for statement in body[position + 1:position + 12]:
+            if isinstance(statement, cst.If):
+                served |= self._named(statement.test)
+            served |= self._served(statement)
+        return served
+
+    def _ifexp(self, where: Where, node: cst.IfExp, child: cst.CSTNode) -> None:
+        if child is node.body:
+            self._narrow(where, self.judge.truth(node.test), node.test)
+            where.covered |= self._served(node.orelse)
+        elif child is node.orelse:
+            self._narrow(where, ~self.judge.truth(node.test), node.test, negated=True)
+            where.served_before |= self._served(node.body) | self._named(node.test)
+
+    def _after_exits(self, where: Where, block: cst.CSTNode, child: cst.CSTNode) -> None:
+        exits = self._exits.get(id(block))
+        if exits is None:
+            exits = self._exits[id(block)] = self._block_exits(block)
+        if not exits:
+            return
+        position = next((i for i, statement in enumerate(block.body) if statement is child), None)
+        if position is None:
+            return
+        for index, truth, test, whole in exits:
+            if whole or index < position:
+                self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
+
+    def _block_exits(self, block: cst.CSTNode) -> list[tuple[int, Truth, cst.CSTNode, bool]]:
+        """(index, what must hold after it, the test, applies to the whole block) per guard statement."""
+        found = []
+        module = isinstance(block, cst.Module)
+        for index, statement in enumerate(block.body):
+            if isinstance(statement, cst.If):
+                truth = self.judge.exit_guard(statement)
+                if truth is not None and (truth.excludes or truth.requires_package):
+                    found.append((index, truth, statement.test, False))
+            elif module and isinstance(statement, cst.SimpleStatementLine):
+                truth = self.judge.module_skip(statement)
+                if truth is not None and (truth.excludes or truth.requires_package):
+                    found.append((index, truth, statement.body[0], True))
+        return found
+
+    def _decorated(self, where: Where, node: cst.FunctionDef | cst.ClassDef) -> None:
+        for decorator in node.decorators:
+            truth = self.judge.decorator(decorator.decorator)
+            if truth is not None and (truth.excludes or truth.requires_package):
+                where.condition = where.condition & truth
+                text = self._text(decorator.decorator)
+                if where.guard is None and truth.excludes:
+                    where.guard, where.guard_line = f"@{text}", self.placed.line(decorator)
+                if where.optional is None and truth.requires_package:
+                    where.optional, where.optional_line = f"@{text}", self.placed.line(decorator)
+
+    # -- siblings in dispatch chains -----------------------------------------------------------------------
+    def _chain(self, head: cst.If, mine: cst.CSTNode) -> tuple[set[str], set[str]]:
+        """Targets served by the other branches of the if/elif/else chain starting at `head`:
+        (by a branch before this one, which takes them first; by a branch after it)."""
+        key = (id(head), id(mine))
+        found = self._chains.get(key)
+        if found is not None:
+            return found
+        before: set[str] = set()
+        after: set[str] = set()
+        seen_mine = False
+        current: cst.If | cst.Else | None = head
+        while current is not None:
+            body = current.body
+            if body is mine:
+                seen_mine = True
+            else:
+                served = self._served(body)
+                if isinstance(current, cst.If):
+                    served |= self._named(current.test)
+                (after if seen_mine else before).update(served)
+            current = current.orelse if isinstance(current, cst.If) else None
+        found = self._chains[key] = (before, after)
+        return found
+
+    def _named(self, test: cst.BaseExpression) -> set[str]:
+        """Targets a test picks out by name (`elif torch.backends.mps.is_available()`, `elif
+        device.type == "xpu"`), not under a `not`."""
+        named: set[str] = set()
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.UnaryOperation):
+                continue
+            if isinstance(node, cst.BooleanOperation):
+                stack.extend((node.left, node.right))
+                continue
+            truth = self.judge.truth(node)
+            if truth.excludes:  # a "cuda" test takes ROCm too, but names no other backend for it
+                named.update(t for t in TARGETS if truth.may_hold(t) and not (t == "rocm" and truth.may_hold("nvidia")))
+        return named
+
+    def _served(self, body: cst.CSTNode) -> set[str]:
+        """Targets a branch serves: another backend's API (torch.xpu.*, torch_xla) or a device string."""
+        vocab = self.judge.vocab
+        served: set[str] = set()
+        stack = [body]
+        seen = 0
+        while stack and seen < _BODY_NODES:
+            node = stack.pop()
+            seen += 1
+            if isinstance(node, (cst.Import, cst.ImportFrom)):  # module names are absolute as written
+                modules = [dotted_name(a.name) for a in node.names] if isinstance(node, cst.Import) else \
+                    [dotted_name(node.module)] if node.module is not None else []
+                for module in modules:
+                    for part in (module or "").split("."):
+                        platforms = vocab.words.get(part.removeprefix("torch_"))
+                        if platforms and "nvidia" not in platforms:
+                            served.update(p for p in platforms if p in TARGETS)
+                continue
+            if isinstance(node, (cst.Attribute, cst.Name)) and dotted_parts(node) is not None:
+                qualified = self.ctx.qualify(node)
+                if qualified:
+                    for part in qualified.split(".")[:3]:
+                        word = part.removeprefix("torch_")
+                        platforms = vocab.words.get(word) or vocab.words.get(word.rstrip("x"))
+                        if platforms and word == "accelerator":
+                            served.update(p for p in platforms if p in TARGETS and p != "rocm")
+                        elif platforms and "nvidia" not in platforms:
+                            served.update(p for p in platforms if p in TARGETS)
+                continue
+            text = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
+            if text is not None:
+                platforms = vocab.device(text)
+                if platforms and "nvidia" not in platforms:
+                    served.update(p for p in platforms if p in TARGETS)
+                continue
+            if isinstance(node, cst.IfExp):
+                served |= self._named(node.test)
+            stack.extend(child_nodes(node))
+        return served
+
+    # -- the project's own packages ------------------------------------------------------------------------
+    def _own(self, where: Where, node: cst.CSTNode, fields: dict[str, Any]) -> None:
+        own = self.facts.own
+        if not own:
+            return
+        if isinstance(node, cst.Import):
+            modules = [dotted_name(alias.name) for alias in node.names]
+        elif isinstance(node, cst.ImportFrom) and (node.relative or node.module is None):
+            if not isinstance(fields.get("api"), str):
+                return
+            modules = [fields["api"]]  # `from .triton_utils import x`, resolved by the rule
+        elif isinstance(node, cst.ImportFrom):
+            base = dotted_name(node.module)
+            names = [] if isinstance(node.names, cst.ImportStar) else [
+                dotted_name(alias.name) for alias in node.names]
+            modules = [f"{base}.{name}" for name in names] or [base]
+        elif isinstance(fields.get("library") or fields.get("api"), str):
+            modules = [fields.get("library") or fields["api"]]  # a use: whose library it is
+        else:
+            return
+        if not modules or any(m is None for m in modules):
+            return
+        tops = {m.split(".", 1)[0] for m in modules}
+        built = self.facts.extensions  # compiled extensions its own setup.py builds are its own too
+        if len(tops) == 1 and (tops <= own or all(m in built or m.split(".", 1)[0] in built for m in modules)):
+            where.own = next(iter(tops))
+
+    # -- redundant seeding -----------------------------------------------------------------------------------
+    def _redundant(self, where: Where, node: cst.CSTNode, scope: cst.CSTNode) -> None:
+        if not isinstance(node, cst.Call) or not node.args:
+            return
+        seed = " ".join(self.ctx.module.code_for_node(node.args[0].value).split())
+        for seeder, other, line in self._scope_seeds(scope):
+            if other == seed:
+                where.seeder = (seeder, seed, line)
+                return
+
+    def _scope_seeds(self, scope: cst.CSTNode) -> list[tuple[str, str, int | None]]:
+        found = self._seeds.get(id(scope))
+        if found is not None:
+            return found
+        found = []
+        stack = list(child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue  # another scope
+            if isinstance(node, cst.Call) and node.args:
+                qualified = self.ctx.qualify(node.func)
+                if qualified in self.seeders:
+                    seed = " ".join(self.ctx.module.code_for_node(node.args[0].value).split())
+                    found.append((qualified, seed, self.placed.line(node)))
+            stack.extend(child_nodes(node))
+        self._seeds[id(scope)] = found
+        return found

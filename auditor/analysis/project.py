@@ -1,0 +1,415 @@
+"""What the project around a file says about its findings, computed once per scan in the parent
+process and again, lazily, in each worker (the answers depend only on the file system, not on
+which files a run scans, so a pre-commit batch and a full run agree):
+
+- test-only paths (tests/, test_*.py, conftest.py, benchmarks/);
+- the project's own top-level packages and the dotted package of each file (an `__init__.py`
+  chain, plus the folders with an `__init__.py` beside pyproject.toml / setup.py / setup.cfg or in
+  its src/, plus the distribution name), so a GPU library's imports of itself are not "use of a
+  GPU-only library";
+- the compiled extension modules its setup.py builds with `CUDAExtension(...)`, so importing them
+  is reported as the CUDA tie it is;
+- backend modules: a module or folder named for CUDA beside siblings named for other devices
+  (platforms/cuda.py beside platforms/xpu.py), read from the folder listing.
+
+Nothing here executes or imports the project; setup.py and pyproject.toml are read as text.
+`FileFacts.key` is the part of the facts a cached result depends on (see engine / cache)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from auditor.catalogue import Catalogue, load_table
+
+TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
+_SPLIT = re.compile(r"[_\-.]+")
+_CUDA_EXTENSION = re.compile(r"""CUDAExtension\(\s*(?:name\s*=\s*)?["']([\w.]+)["']""")
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+_MARKER_NAMES = frozenset({*_MARKERS, "__init__.py"})
+_MODULE_SUFFIXES = (".py", ".pyi")
+_KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".mm", ".m", ".metal", ".sycl", ".hip", ".c")
+
+
+@dataclass(frozen=True)
+class BackendModule:
+    """A file that is the NVIDIA backend of a dispatch layer."""
+
+    module: str  # what is named for CUDA: "platforms/cuda.py" or the folder "csrc/cuda"
+    covered: frozenset[str]  # targets with a sibling backend module
+    others: tuple[str, ...] = ()  # siblings for devices outside the targets (npu, hpu, ...)
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    test: bool = False
+    package: str = ""  # the file's dotted package ("flash_attn.ops"), from its __init__.py chain
+    own: frozenset[str] = frozenset()  # the project's own top-level packages
+    extensions: frozenset[str] = frozenset()  # compiled extensions its CUDAExtension builds define
+    backend: BackendModule | None = None
+    gpu_library: bool = False  # the project is itself a GPU library (its own GPU modules are inventory)
+
+    @property
+    def key(self) -> str:
+        """What a cached result of this file depends on beyond its bytes (empty for most files)."""
+        cached = self.__dict__.get("_key")
+        if cached is None:
+            cached = self._make_key()
+            object.__setattr__(self, "_key", cached)  # computed once: the cache asks for it per file
+        return cached
+
+    def _make_key(self) -> str:
+        parts = []
+        if self.own:  # the package matters only where own modules and extensions are looked up
+            where = f";pkg={self.package}" if self.gpu_library or self.extensions else ""
+            parts.append(f"own={_joined(self.own)};gpu={int(self.gpu_library)}{where}")
+        if self.extensions:
+            parts.append(f"ext={','.join(sorted(self.extensions))}")
+        if self.backend is not None:
+            parts.append(f"backend={self.backend.module}:{','.join(sorted(self.backend.covered))}:"
+                         f"{','.join(self.backend.others)}")
+        return "|".join(parts)
+
+
+NO_FACTS = FileFacts()
+
+
+@dataclass(frozen=True)
+class _Config:
+    gpu_words: frozenset[str]
+    test_folders: frozenset[str]
+    test_files: re.Pattern
+    cuda_words: frozenset[str]
+    sibling_words: dict[str, str]  # word -> target, or "" for devices outside the targets
+
+
+_CONFIGS: dict[int, tuple[dict, _Config]] = {}
+
+
+def _config(table: dict) -> _Config:
+    test = table.get("test", {})
+    backend = table.get("backend_modules", {})
+    words: dict[str, str] = {}
+    for target, names in backend.get("siblings", {}).items():
+        for name in names:
+            words[name] = "" if target == "others" else target
+    return _Config(
+        gpu_words=frozenset(table.get("own_package", {}).get("library_words", ())),
+        test_folders=frozenset(test.get("folders", ())),
+        test_files=re.compile(test.get("files", r"$^")),
+        cuda_words=frozenset(backend.get("cuda", ("cuda",))),
+        sibling_words=words,
+    )
+
+
+def config(catalogue: Catalogue | None = None) -> _Config:
+    """rules/contexts.toml's test paths and backend words, compiled once per catalogue."""
+    table = catalogue.table("contexts") if catalogue is not None else load_table("contexts")
+    cached = _CONFIGS.get(id(table))
+    if cached is None or cached[0] is not table:
+        cached = _CONFIGS[id(table)] = (table, _config(table))
+    return cached[1]
+
+
+def is_test_path(display: str, catalogue: Catalogue | None = None) -> bool:
+    """tests/..., test_x.py, x_test.py, conftest.py, benchmarks/..., requirements-test.txt."""
+    conf = config(catalogue)
+    parts = display.split("/")
+    return any(p.lower() in conf.test_folders for p in parts[:-1]) or bool(conf.test_files.match(parts[-1].lower()))
+
+
+@dataclass
+class ProjectInfo:
+    """Facts about the files of one scan root; picklable, memoised per folder."""
+
+    root: str
+    # The files a directory walk found: a folder that holds one of them was listed, so whether it
+    # holds an __init__.py or a setup.py is known without a stat (None: ask the file system).
+    known: list[str] | tuple[str, ...] | None = field(default=None, repr=False)
+    _folders: dict[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)  # folder -> (package, project root)
+    _projects: dict[str, tuple[frozenset[str], frozenset[str], bool]] = field(default_factory=dict, repr=False)
+    _listings: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _facts: dict[tuple[str, str], FileFacts] = field(default_factory=dict, repr=False)
+    # folder -> (the key its files share, whether the folder is named for CUDA, the CUDA words)
+    _keys: dict[str, tuple[str, bool, re.Pattern]] = field(default_factory=dict, repr=False)
+    _read_stamps: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = os.path.abspath(self.root)
+        self._listed: set[str] = set()
+        self._markers: set[str] = set()  # the walk's __init__.py, setup.py, pyproject.toml, setup.cfg
+        for path in self.known or ():
+            folder, _, name = path.rpartition(os.sep)
+            self._listed.add(folder)
+            if name in _MARKER_NAMES:
+                self._markers.add(path)
+
+    def _exists(self, folder: str, name: str) -> bool:
+        path = folder + os.sep + name
+        if folder in self._listed:
+            return path in self._markers
+        return os.path.isfile(path)
+
+    def __getstate__(self) -> dict:
+        """Workers get the root only: they answer from the file system, lazily."""
+        return {"root": self.root}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["root"])
+
+    def facts(self, path: str, display: str) -> FileFacts:
+        key = (path, display)
+        found = self._facts.get(key)
+        if found is None:
+            found = self._facts[key] = self._compute(path, self._relative(path))
+        return found
+
+    def _relative(self, path: str) -> str:
+        """The path from the scan root, POSIX: test folders and backend names are read from it, so
+        the folders above the root (a display path's `..`, the user's home) never count."""
+        absolute = path if os.path.isabs(path) else os.path.abspath(path)
+        prefix = self.root.rstrip(os.sep) + os.sep
+        relative = absolute[len(prefix):] if absolute.startswith(prefix) else os.path.basename(absolute)
+        return relative.replace(os.sep, "/") if os.sep != "/" else relative
+
+    def key(self, path: str, display: str) -> str:
+        """`facts(path, display).key` without building the facts: a warm run asks it of every file."""
+        folder = _folder_of(path)
+        shared = self._keys.get(folder)
+        if shared is None:
+            words = _words_pattern(config().cuda_words)
+            named = words.search(self._relative(path).lower().rpartition("/")[0]) is not None
+            shared = self._keys[folder] = (self._shared(folder).key, named, words)
+        key, named, words = shared
+        if named or words.search(path[len(folder):].lower()) is not None:
+            return self.facts(path, display).key  # named for CUDA: maybe a backend module
+        return key
+
+    def _shared(self, folder: str) -> FileFacts:
+        """What every file of a folder shares: its package, the project's packages and extensions."""
+        folder = os.path.abspath(folder)
+        package, project = self._folder(folder)
+        own, extensions, gpu = self._project(project) if project is not None else (frozenset(), frozenset(), False)
+        if package:
+            parts = package.split(".")
+            if parts[0] not in own:  # a package the project root does not show (no marker above it)
+                top = folder
+                for _ in parts[1:]:
+                    top = os.path.dirname(top)
+                own = own | {parts[0]}
+                gpu = gpu or self._gpu_package(top, parts[0])
+        return FileFacts(package=package, own=own, extensions=extensions, gpu_library=gpu)
+
+    def _compute(self, path: str, relative: str) -> FileFacts:
+        shared = self._shared(os.path.dirname(path))
+        return replace(shared, test=is_test_path(relative), backend=self._backend(path, relative, config()))
+
+    # -- packages and projects ----------------------------------------------------------------------
+    def _inside(self, folder: str) -> bool:
+        return folder == self.root or folder.startswith(self.root + os.sep)
+
+    def _folder(self, folder: str) -> tuple[str, str | None]:
+        """(dotted package of a module in `folder`, the nearest project root at or above it)."""
+        found = self._folders.get(folder)
+        if found is not None:
+            return found
+        parent = os.path.dirname(folder)
+        outer = self._folder(parent) if parent != folder and self._inside(parent) else ("", None)
+        is_package = self._exists(folder, "__init__.py")
+        name = os.path.basename(folder)
+        if is_package and name.isidentifier():
+            package = f"{outer[0]}.{name}" if outer[0] else name
+        else:
+            package = ""
+        project = folder if any(self._exists(folder, m) for m in _MARKERS) else outer[1]
+        if project is None and not is_package and self._has_dist_info(folder):
+            project = folder  # an unpacked wheel: <pkg>/ beside <pkg>-X.Y.dist-info/
+        found = self._folders[folder] = (package, project)
+        return found
+
+    def _has_dist_info(self, folder: str) -> bool:
+        return any(name.endswith((".dist-info", ".egg-info")) for name in self._listing(folder))
+
+    def _listing(self, folder: str) -> tuple[str, ...]:
+        found = self._listings.get(folder)
+        if found is None:
+            try:
+                found = tuple(sorted(os.listdir(folder)))
+            except OSError:
+                found = ()
+            self._listings[folder] = found
+        return found
+
+    def _project(self, root: str) -> tuple[frozenset[str], frozenset[str], bool]:
+        """(own top-level packages, CUDA extension module names, whether it is a GPU library) of the
+        project at `root`."""
+        found = self._projects.get(root)
+        if found is not None:
+            return found
+        own: set[str] = set()
+        gpu = False
+        for base in (root, os.path.join(root, "src")):
+            for name in self._listing(base):
+                if name.isidentifier() and os.path.isfile(os.path.join(base, name, "__init__.py")):
+                    own.add(name)
+                    gpu = gpu or self._gpu_package(os.path.join(base, name), name)
+            for name in self._listing(base):
+                if name.endswith((".dist-info", ".egg-info")):
+                    own.update(self._top_level(os.path.join(base, name)))
+        name = self._distribution(root)
+        if name:
+            own.add(name)
+        extensions = frozenset(self._extensions(root))
+        found = self._projects[root] = (frozenset(own), extensions, gpu or bool(extensions))
+        return found
+
+    def _gpu_package(self, path: str, name: str) -> bool:
+        """A GPU library: the catalogue knows it (liger_kernel, flash_attn), its name says so
+        (auto_gptq? no: sgl_kernel, fbgemm_gpu yes), or it holds kernel code right below its top
+        (kernel/, kernels/, csrc/, triton_utils.py, _C): torchao and vLLM are, transformers is not."""
+        conf = config()
+        if name in _kernel_libraries():
+            return True
+        words = conf.gpu_words
+        if any(token in words for token in name.lower().split("_") if token):
+            return True
+        for child in self._listing(path):
+            stem = _stem(child).lower()
+            if stem in words or stem.strip("_") in words or any(token in words for token in stem.split("_") if token):
+                return True
+        return False
+
+    def _read(self, path: str, limit: int = 2_000_000) -> str:
+        try:
+            with open(path, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                self._read_stamps[path] = (info.st_size, info.st_mtime_ns)
+                return handle.read(limit).decode("utf-8", errors="replace")
+        except OSError:
+            self._read_stamps[path] = (-1, -1)
+            return ""
+
+    # -- reuse across runs (engine: with the cached file list, whose folder stamps cover the listings) --
+    def export(self) -> dict:
+        """The per-folder keys computed so far and the stamps of the files they were read from."""
+        return {"folders": {folder: [key, named] for folder, (key, named, _) in self._keys.items()},
+                "stamps": [[path, size, mtime] for path, (size, mtime) in sorted(self._read_stamps.items())],
+                "words": sorted(config().cuda_words)}
+
+    def preset(self, saved: dict) -> bool:
+        """Take the keys a previous run exported when the files they were read from are unchanged
+        (the caller checked that no folder listing changed)."""
+        try:
+            for path, size, mtime in saved["stamps"]:
+                try:
+                    info = os.stat(path)
+                    now = (info.st_size, info.st_mtime_ns)
+                except OSError:
+                    now = (-1, -1)
+                if now != (size, mtime):
+                    return False
+            pattern = _words_pattern(frozenset(saved["words"]))  # no need to read the catalogue again
+            self._keys = {folder: (key, bool(named), pattern) for folder, (key, named) in saved["folders"].items()}
+        except (KeyError, TypeError, ValueError):
+            return False
+        return True
+
+    def _top_level(self, dist_info: str) -> set[str]:
+        text = self._read(os.path.join(dist_info, "top_level.txt"), 10_000)
+        return {line.strip() for line in text.splitlines() if line.strip().isidentifier()}
+
+    def _distribution(self, root: str) -> str | None:
+        text = self._read(os.path.join(root, "pyproject.toml"), 1_000_000)
+        if text:
+            try:
+                name = tomllib.loads(text).get("project", {}).get("name")
+            except (tomllib.TOMLDecodeError, AttributeError):
+                name = None
+            if isinstance(name, str) and name:
+                return re.sub(r"[-.]+", "_", name).lower()
+        return None
+
+    def _extensions(self, root: str) -> set[str]:
+        text = self._read(os.path.join(root, "setup.py"))
+        return {m.group(1) for m in _CUDA_EXTENSION.finditer(text)}
+
+    # -- backend modules --------------------------------------------------------------------------------
+    def _backend(self, path: str, relative: str, conf: _Config) -> BackendModule | None:
+        """The file is, or is inside, something named for CUDA with siblings for other devices."""
+        display = relative
+        lowered = display.lower()
+        if not any(word in lowered for word in conf.cuda_words):
+            return None  # the common case: nothing on the path is named for CUDA
+        parts = display.split("/")
+        absolute = os.path.abspath(path)
+        # The file itself (cuda.py, cuda_accelerator.py, kernel_cuda.cu), then its folders, innermost first.
+        candidates = [(absolute, display, True)]
+        here, shown = absolute, parts
+        for _ in range(len(parts) - 1):
+            here, shown = os.path.dirname(here), shown[:-1]
+            candidates.append((here, "/".join(shown), False))
+        for place, shown_name, is_file in candidates:
+            name = os.path.basename(place)
+            stem = _stem(name) if is_file else name
+            tokens = [t for t in _SPLIT.split(stem.lower()) if t]  # _ascend -> ["ascend"]
+            if not any(t in conf.cuda_words for t in tokens):
+                continue
+            rest = [t for t in tokens if t not in conf.cuda_words]
+            covered: set[str] = set()
+            others: set[str] = set()
+            for sibling in self._listing(os.path.dirname(place)):
+                if sibling == name or not self._comparable(os.path.dirname(place), sibling, is_file, name):
+                    continue
+                sibling_tokens = [t for t in _SPLIT.split((_stem(sibling) if is_file else sibling).lower()) if t]
+                devices = [t for t in sibling_tokens if t in conf.sibling_words]
+                if not devices or [t for t in sibling_tokens if t not in conf.sibling_words] != rest:
+                    continue  # cuda_graph.py beside cpu_offload.py is not a dispatch layer
+                for device in devices:
+                    target = conf.sibling_words[device]
+                    (covered.add(target) if target else others.add(device))
+            if covered or others:
+                return BackendModule(shown_name, frozenset(covered), tuple(sorted(others)))
+            return None  # named for CUDA, but alone: the main path
+        return None
+
+    def _comparable(self, folder: str, sibling: str, is_file: bool, name: str) -> bool:
+        """A sibling of the same sort: a module beside a module, a folder beside a folder, a kernel
+        source beside a kernel source."""
+        if sibling.startswith((".", "__")):  # hidden files, __pycache__, __init__.py (_ascend/ counts)
+            return False
+        if is_file:
+            if name.endswith(_MODULE_SUFFIXES):
+                return sibling.endswith(_MODULE_SUFFIXES) and sibling != "__init__.py"
+            return sibling.endswith(_KERNEL_SUFFIXES) or os.path.isdir(os.path.join(folder, sibling))
+        return os.path.isdir(os.path.join(folder, sibling))
+
+
+@lru_cache(maxsize=1)
+def _kernel_libraries() -> frozenset[str]:
+    """Top-level names of the kernel libraries rules/kernel.toml lists (flash_attn, liger_kernel, ...)."""
+    return frozenset(row["name"].split(".", 1)[0] for row in load_table("kernel").get("api", ()))
+
+
+@lru_cache(maxsize=4)
+def _words_pattern(words: frozenset[str]) -> re.Pattern:
+    return re.compile("|".join(sorted(map(re.escape, words))))
+
+
+@lru_cache(maxsize=256)
+def _joined(names: frozenset[str]) -> str:
+    return ",".join(sorted(names))
+
+
+def _folder_of(path: str) -> str:
+    """os.path.dirname for the paths discovery builds, without its per-call overhead (hot: every file)."""
+    if os.sep == "/" and not os.altsep:
+        head = path.rpartition("/")[0]
+        return head or ("/" if path.startswith("/") else "")
+    return os.path.dirname(path)
+
+
+def _stem(name: str) -> str:
+    return name.split(".", 1)[0]

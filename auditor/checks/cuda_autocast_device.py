@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from auditor.checks._helpers import is_cuda_device, keyword, positional
+from auditor.checks.base import ApiRule, Invalid, Valid
+from auditor.model import Category, Severity
+
+if TYPE_CHECKING:
+    from auditor.context import PythonContext, Reference
+
+
+class CudaAutocastDevice(ApiRule):
+    code = "LK106"
+    name = "cuda-autocast-device"
+    category = Category.DEVICE
+    severity = Severity.MINOR
+    subject = "`{api}`"
+    message = ("`{api}` ties mixed precision to CUDA: elsewhere autocast (or the scaler) warns and turns off, so the "
+               "code silently runs in full precision.")
+    suggestion = "{replacement}"
+    min_torch = "2.4"
+    tokens = ("cuda",)
+    what = ("Finds mixed precision pinned to CUDA through `torch.amp`: `torch.autocast(\"cuda\")`, "
+            "`torch.amp.autocast(device_type=\"cuda\")`, `torch.amp.GradScaler(\"cuda\")`, "
+            "`torch.amp.custom_fwd/custom_bwd(device_type=\"cuda\")` (also as decorators), and the helpers that "
+            "mean CUDA without saying so: `torch.get_autocast_gpu_dtype()`, `torch.set_autocast_gpu_dtype()`, "
+            "`torch.is_autocast_enabled()` and `torch.set_autocast_enabled(flag)` without a device type.")
+    why = ("Without CUDA, `autocast(\"cuda\")` warns (\"CUDA is not available ... Disabling autocast\") and runs "
+           "the block in full precision, and `GradScaler(\"cuda\")` disables itself: nothing raises, but AMP "
+           "silently stops on TPU, Trainium, MPS, XPU and CPU. `@autocast(\"cuda\", enabled=False)` only turns "
+           "autocast off, which is a no-op there. The implicit-CUDA helpers read or set the CUDA autocast state "
+           "only (deprecated since torch 2.4 in favour of the device-type forms).")
+    instead = ("```python\nwith torch.amp.autocast(dev.type):\n    loss = model(x)\nscaler = torch.amp.GradScaler(dev.type)\n"
+               "dtype = torch.get_autocast_dtype(dev.type)\nif torch.is_autocast_enabled(dev.type):\n    ...\n```\n\n"
+               "`dtype=None` picks each device's default (bf16 on CPU, XLA and HPU; fp16 on CUDA, XPU and MPS).")
+
+    VALID = [
+        Valid("import torch\nwith torch.autocast(device_type=dev.type):\n    pass\n"),
+        Valid("import torch\nwith torch.amp.autocast('cpu', dtype=torch.bfloat16):\n    pass\n"),
+        Valid("import torch\nok = torch.is_autocast_enabled(dev.type)\nd = torch.get_autocast_dtype('cuda')\n"),
+        Valid('print("torch.autocast(\\"cuda\\")")\n# with torch.autocast("cuda"):\n'),
+        Valid("def f(torch):\n    return torch.autocast('cuda')\n"),
+    ]
+    INVALID = [
+        Invalid("import torch\nwith torch.autocast('cuda'):\n    pass\n", line=2),
+        Invalid("import torch\n\n@torch.amp.autocast('cuda', enabled=False)\ndef f(x):\n    return x\n", line=3),
+        Invalid("from torch.amp import autocast\nwith autocast(device_type='cuda', dtype=torch.bfloat16):\n    pass\n",
+                line=2),
+        Invalid("import torch\nscaler = torch.amp.GradScaler('cuda')\n", line=2),
+        Invalid("import torch\n\n@torch.amp.custom_fwd(device_type='cuda')\ndef forward(ctx, x):\n    return x\n", line=3),
+        Invalid("import torch\ndtype = torch.get_autocast_gpu_dtype()\n", line=2),
+        Invalid("import torch\nif torch.is_autocast_enabled():\n    pass\n", line=2),
+        Invalid("import torch\ntorch.set_autocast_gpu_dtype(torch.bfloat16)\n", line=2),
+        Invalid("import torch\nif torch.cuda.is_available():\n    with torch.autocast('cuda'):\n        pass\n",
+                line=3, context="guarded"),
+    ]
+
+    def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
+        qualified = ctx.qualify(node.func)
+        if qualified is None:
+            return
+        table = ctx.catalogue.table("device").get("amp_functions", {})
+        spec = table.get(qualified)
+        if spec is None:
+            return
+        index, name = spec
+        arg = keyword(node, name) or (positional(node, index) if index >= 0 else None)
+        if arg is not None and is_cuda_device(arg.value):
+            short = qualified.removeprefix("torch.")
+            ctx.report(self, node, api=f"torch.{short}(\"cuda\")",
+                       replacement=f"`torch.{short}(dev.type)` with the device chosen once (e.g. "
+                                   f"`torch.accelerator.current_accelerator() or torch.device(\"cpu\")`)")
+
+    def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
+        """The implicit-CUDA helpers; `is_autocast_enabled(dev)` and `set_autocast_enabled(dev, flag)` name their device."""
+        call = ref.call
+        if ref.kind != "call" or call is None or any(arg.star for arg in call.args):
+            return
+        member = ref.qualified.rsplit(".", 1)[-1]
+        given = sum(1 for arg in call.args if arg.keyword is None) + (keyword(call, "device_type") is not None)
+        if member == "is_autocast_enabled" and given >= 1:
+            return
+        if member == "set_autocast_enabled" and given >= 2:
+            return
+        super().on_reference(ref, ctx)

@@ -1,0 +1,86 @@
+"""Per-target verdicts: would the code run there as it is? The score says how much work a move is;
+the verdict answers the first question a team asks (rules/verdicts.toml says how).
+
+- `fails`: a blocker or major finding raises on the target (a tie on the main path, or in a
+  context that does not take that target away: a guard that may hold there, a backend module
+  without a sibling for it); test-only findings never fail a verdict;
+- `runs-degraded`: nothing fails, but something silently stops (AMP off, memory stats at 0, a
+  skipped CUDA path, a minor tie that raises such as monitoring);
+- `runs`: nothing is lost.
+
+The reasons point at findings: the first one of each rule, most severe first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from auditor.catalogue import load_table
+from auditor.model import TARGETS, Finding, Severity
+
+RUNS, DEGRADED, FAILS = "runs", "runs-degraded", "fails"
+_BLOCKING = frozenset({Severity.BLOCKER.value, Severity.MAJOR.value})
+
+
+@dataclass(frozen=True)
+class Reason:
+    rule: str
+    path: str
+    line: int
+    why: str
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "path": self.path, "line": self.line, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # runs | runs-degraded | fails
+    reasons: tuple[Reason, ...]
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict, "reasons": [r.to_dict() for r in self.reasons]}
+
+
+def _counts(finding: Finding) -> bool:
+    return "test" not in (finding.context or "").split("+")
+
+
+def _rank(finding: Finding) -> tuple:
+    return (-Severity(finding.severity).rank, finding.context is not None, finding.path, finding.line)
+
+
+def verdicts(findings: list[Finding]) -> dict[str, Verdict]:
+    table = load_table("verdicts")
+    limit = int(table.get("max_reasons", 5))
+    shipped = [f for f in findings if _counts(f)]
+    result: dict[str, Verdict] = {}
+    for target in TARGETS:
+        failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING]
+        if failing:
+            result[target] = Verdict(FAILS, _reasons(failing, table.get("fails", {}), limit))
+            continue
+        losing = [f for f in shipped if f.targets.get(target) in ("degrades", "raises")]
+        phrases = {**table.get("degrades", {})}
+        for f in losing:  # a minor tie that raises (monitoring): its failure is what is lost
+            if f.targets.get(target) == "raises" and f.name in table.get("fails", {}) and f.name not in phrases:
+                phrases[f.name] = table["fails"][f.name] + " fail"
+        result[target] = Verdict(DEGRADED, _reasons(losing, phrases, limit)) if losing else Verdict(RUNS, ())
+    return result
+
+
+def _reasons(findings: list[Finding], phrases: dict[str, str], limit: int) -> tuple[Reason, ...]:
+    by_rule: dict[str, list[Finding]] = {}
+    for f in sorted(findings, key=_rank):
+        by_rule.setdefault(f.rule, []).append(f)
+    ordered = sorted(by_rule.values(), key=lambda group: _rank(group[0]))[:limit]
+    reasons = []
+    for group in ordered:
+        first = group[0]
+        why = phrases.get(first.name, first.name)
+        if first.context:
+            why += f" ({first.context})"
+        if len(group) > 1:
+            files = len({f.path for f in group})
+            why += f": {len(group)} findings in {files} file{'s' if files > 1 else ''}"
+        reasons.append(Reason(first.rule, first.path, first.line, why))
+    return tuple(reasons)

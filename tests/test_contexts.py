@@ -1,0 +1,360 @@
+"""Every finding is judged in its context (auditor/analysis): guards, optional imports, backend
+modules, the project's own packages, redundant and display-only code, tests. Each context with the
+traps that must NOT count as one: a guard whose body is `pass`, `except ImportError: raise`, a
+`platforms/` folder with only `cuda.py`, a seed with another value, `if not cuda: raise`."""
+
+from __future__ import annotations
+
+from auditor.model import TARGETS
+
+OTHERS = ("tpu", "trainium", "mps", "xpu")
+
+
+def by_line(result, rule: str) -> dict:
+    assert not result.errors, result.errors
+    return {f.line: f for f in result.findings if f.rule == rule}
+
+
+def effects(finding) -> tuple[str, ...]:
+    return tuple(finding.targets[t] for t in TARGETS)
+
+
+# -- guards ----------------------------------------------------------------------------------------
+
+def test_availability_guard_and_the_pass_trap(scan_source):
+    src = ("import torch\n"
+           "if torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+           "if torch.cuda.is_available():\n    pass\n"
+           "torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"a.py": src}), "LK204")
+    guarded, trap = found[3], found[6]
+    assert guarded.context == "guarded" and guarded.severity == "minor"
+    assert all(guarded.targets[t] == "degrades" for t in OTHERS) and guarded.targets["cpu"] == "works"
+    assert "raises" not in guarded.message and "torch.cuda.is_available()" in guarded.message
+    # a guard whose body is `pass` protects nothing after it
+    assert trap.context is None and trap.severity == "major" and trap.targets["cpu"] == "raises"
+
+
+def test_tensor_guards_and_elif_chains(scan_source):
+    src = ("import torch\n"
+           "def f(x):\n"
+           "    if x.is_cuda:\n        return x.cuda()\n"
+           "    if x.device.type == 'cuda':\n        torch.cuda.synchronize()\n"
+           "    if torch.cuda.is_available():\n        torch.cuda.empty_cache()\n"
+           "    elif torch.backends.mps.is_available():\n        torch.mps.empty_cache()\n"
+           "    return x\n")
+    result = scan_source({"a.py": src})
+    method = by_line(result, "LK102")[4]
+    assert method.context == "guarded" and set(method.targets.values()) == {"works"}  # the other path handles it
+    sync = by_line(result, "LK204")[6]
+    assert sync.context == "guarded" and sync.targets["rocm"] == "works"
+    cache = by_line(result, "LK205")[8]
+    assert cache.targets["mps"] == "works" and cache.targets["tpu"] == "degrades"
+    assert "mps has its own branch" in cache.message
+
+
+def test_early_return_and_the_raise_trap(scan_source):
+    src = ("import torch\n"
+           "def ok():\n    if not torch.cuda.is_available():\n        return\n    torch.cuda.synchronize()\n"
+           "def strict():\n    if not torch.cuda.is_available():\n        raise RuntimeError('CUDA needed')\n"
+           "    torch.cuda.synchronize()\n"
+           "def logs():\n    if not torch.cuda.is_available():\n        print('no CUDA')\n    torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"a.py": src}), "LK204")
+    assert found[5].context == "guarded"
+    assert found[9].context is None and found[9].targets["cpu"] == "raises"  # it fails there by design
+    assert found[13].context is None  # the body goes on: no guard
+
+
+def test_short_circuit_and_conditional_expression(scan_source):
+    src = ("import torch\n"
+           "ok = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8\n"
+           "name = torch.cuda.get_device_name() if torch.cuda.is_available() else 'cpu'\n"
+           "bad = torch.cuda.get_device_capability()[0] >= 8 and torch.cuda.is_available()\n")
+    found = by_line(scan_source({"a.py": src}), "LK214")
+    assert found[2].context == found[3].context == "guarded"
+    assert found[4].context is None  # the call comes before the check
+
+
+def test_test_skips_guard_the_test_body(scan_source):
+    src = ("import pytest\nimport torch\nimport unittest\n\n"
+           "@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs CUDA')\n"
+           "def test_a():\n    torch.cuda.synchronize()\n\n"
+           "class T(unittest.TestCase):\n"
+           "    @unittest.skipUnless(torch.cuda.is_available(), 'needs CUDA')\n"
+           "    def test_b(self):\n        torch.cuda.synchronize()\n\n"
+           "def test_c():\n    torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"tests/test_ops.py": src}), "LK204")
+    assert found[7].context == found[12].context == "test+guarded"
+    assert found[15].context == "test" and found[15].targets["cpu"] == "raises"
+
+
+def test_module_level_skip(scan_source):
+    src = ("import pytest\nimport torch\n"
+           "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+           "def test_a():\n    torch.cuda.synchronize()\n")
+    assert by_line(scan_source({"tests/test_m.py": src}), "LK204")[5].context == "test+guarded"
+
+
+def test_nvidia_only_branch_does_not_claim_rocm(scan_source):
+    """nvidia-smi fails on ROCm, but not inside a branch that only runs on NVIDIA."""
+    src = ("import subprocess\nimport torch\n"
+           "if torch.version.cuda:\n    subprocess.run(['nvidia-smi'])\n"
+           "elif torch.version.hip:\n    subprocess.run(['amd-smi'])\n")
+    smi = by_line(scan_source({"a.py": src}), "LK603")[4]
+    assert smi.context == "guarded" and smi.targets["rocm"] == "works"
+    assert "ROCm included" not in smi.message
+
+
+# -- optional imports and fast paths -------------------------------------------------------------
+
+def test_optional_imports_and_the_reraise_trap(scan_source):
+    src = ("try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n"
+           "try:\n    import xformers\nexcept ImportError:\n    raise\n"
+           "import importlib.util\n"
+           "if importlib.util.find_spec('apex') is not None:\n    import apex\n"
+           "if is_flash_attn_2_available():\n    from flash_attn import flash_attn_func\n")
+    found = by_line(scan_source({"a.py": src}), "LK409")
+    assert found[2].context == "optional" and set(found[2].targets.values()) == {"degrades"}
+    assert "raises" not in found[2].message and "fallback" in found[2].message
+    assert found[6].context is None and found[6].targets["cpu"] == "raises"  # a re-raise is no fallback
+    assert found[11].context == found[13].context == "optional"
+
+
+def test_a_kernel_built_in_try_except_is_optional_and_so_are_its_sources(scan_source):
+    layer = ("import os\nfrom torch.utils.cpp_extension import load\n"
+             "d = os.path.dirname(__file__)\n"
+             "try:\n    ext = load(name='k', sources=[f'{d}/k/k.cpp', f'{d}/k/k_kernel.cu'])\n"
+             "except Exception as e:\n    ext = None\n")
+    kernel = "__global__ void k(float* x) { x[0] = 1; }\n"
+    setup = ("from setuptools import setup\nsetup(name='pkg', package_data={'pkg': ['k/k_kernel.cu']})\n")
+    result = scan_source({"pkg/layer.py": layer, "pkg/k/k_kernel.cu": kernel, "setup.py": setup})
+    build = by_line(result, "LK402")
+    assert build[5].context == "optional" and build[5].severity == "minor"
+    assert build[2].context is None or True  # the import line of load is not a build on its own
+    shipped = [f for f in result.findings if f.path == "setup.py"]
+    assert [f.context for f in shipped] == ["display"] and set(shipped[0].targets.values()) == {"works"}
+    source = [f for f in result.findings if f.rule == "LK401"]
+    assert len(source) == 1 and source[0].context == "optional" and source[0].severity == "minor"
+    assert "raises" not in {source[0].targets[t] for t in TARGETS}
+
+
+def test_an_error_handed_on_is_no_fallback(scan_source):
+    src = ("import torch\nerrors = []\n"
+           "try:\n    torch.cuda.synchronize()\nexcept BaseException as exc:\n    errors.append(exc)\n"
+           "try:\n    torch.cuda.synchronize()\nexcept Exception:\n    pass\n")
+    found = by_line(scan_source({"a.py": src}), "LK204")
+    assert found[4].context is None and found[8].context == "optional"
+
+
+# -- backend modules -----------------------------------------------------------------------------
+
+PLATFORM = "import torch\n\ndef synchronize():\n    torch.cuda.synchronize()\n"
+
+
+def test_backend_module_among_siblings(scan_source):
+    result = scan_source({"pkg/platforms/cuda.py": PLATFORM, "pkg/platforms/xpu.py": "x = 1\n",
+                          "pkg/platforms/cpu.py": "x = 1\n", "pkg/platforms/interface.py": "x = 1\n"})
+    sync = by_line(result, "LK204")[4]
+    assert sync.context == "backend-module"
+    assert sync.targets["xpu"] == sync.targets["cpu"] == "works"  # their own modules serve them
+    assert sync.targets["tpu"] == sync.targets["mps"] == "degrades"  # no sibling: they fall back to the CPU one
+    assert "pkg/platforms/cuda.py" in sync.message and "have none" in sync.message
+
+
+def test_backend_module_without_a_cpu_fallback_still_fails_where_no_sibling_serves(scan_source):
+    result = scan_source({"pkg/platforms/cuda.py": PLATFORM, "pkg/platforms/xpu.py": "x = 1\n"})
+    sync = by_line(result, "LK204")[4]
+    assert sync.context == "backend-module" and sync.targets["xpu"] == "works"
+    assert sync.targets["tpu"] == sync.targets["cpu"] == "raises"
+
+
+def test_platforms_folder_with_only_cuda_is_the_main_path(scan_source):
+    result = scan_source({"pkg/platforms/cuda.py": PLATFORM, "pkg/platforms/interface.py": "x = 1\n"})
+    assert by_line(result, "LK204")[4].context is None
+
+
+def test_feature_modules_named_for_devices_are_no_dispatch_layer(scan_source):
+    result = scan_source({"pkg/cuda_graph.py": PLATFORM, "pkg/cpu_offload.py": "x = 1\n"})
+    assert by_line(result, "LK204")[4].context is None
+
+
+def test_accelerator_classes_beside_each_other(scan_source):
+    result = scan_source({"acc/cuda_accelerator.py": PLATFORM, "acc/cpu_accelerator.py": "x = 1\n",
+                          "acc/xpu_accelerator.py": "x = 1\n", "acc/mps_accelerator.py": "x = 1\n"})
+    sync = by_line(result, "LK204")[4]
+    assert sync.context == "backend-module"
+    assert {t for t in TARGETS if sync.targets[t] == "works"} == {"rocm", "cpu", "xpu", "mps"}
+
+
+def test_kernel_folders_beside_other_devices(scan_source):
+    result = scan_source({"csrc/cuda/add.cu": "__global__ void add() {}\n", "csrc/cpu/add.cpp": "int x;\n",
+                          "csrc/mps/add.mm": "int y;\n"})
+    kernel = [f for f in result.findings if f.rule == "LK401"][0]
+    assert kernel.context == "backend-module" and kernel.targets["cpu"] == kernel.targets["mps"] == "works"
+
+
+# -- the project's own packages ----------------------------------------------------------------------
+
+def test_a_gpu_library_importing_itself(scan_source):
+    files = {
+        "pyproject.toml": "[project]\nname = \"liger-kernel\"\n",
+        "src/liger_kernel/__init__.py": "",
+        "src/liger_kernel/ops/__init__.py": "",
+        "src/liger_kernel/ops/utils.py": "def ensure_contiguous(f):\n    return f\n",
+        "src/liger_kernel/ops/rms_norm.py": ("from liger_kernel.ops.utils import ensure_contiguous\n"
+                                             "from liger_kernel.ops.triton_kernels import rms_kernel\n"
+                                             "from .cuda_ext import fused\n\n"
+                                             "@ensure_contiguous\ndef f(x):\n    return rms_kernel(x)\n"),
+        "app/pyproject.toml": "[project]\nname = \"app\"\n",  # another project: a user of the library
+        "app/train.py": "from liger_kernel.transformers import apply_liger_kernel_to_llama\n",
+    }
+    result = scan_source(files)
+    mine = [f for f in result.findings if f.path == "src/liger_kernel/ops/rms_norm.py"]
+    # helpers and calls into itself are no ties; its own GPU modules are an inventory line
+    assert [(f.line, f.context) for f in mine] == [(2, "own-package"), (3, "own-package")]
+    assert all(set(f.targets.values()) == {"works"} and f.severity == "info" for f in mine)
+    assert "raises" not in mine[0].message
+    # a user of the library (outside its packages) is a real tie
+    user = [f for f in result.findings if f.path == "app/train.py"]
+    assert user and user[0].context is None and user[0].targets["cpu"] == "raises"
+
+
+def test_own_compiled_extension_is_reported(scan_source):
+    files = {
+        "setup.py": ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                     "setup(name='det', ext_modules=[CUDAExtension(\n    'det._C', ['csrc/nms.cu'])])\n"),
+        "det/__init__.py": "",
+        "det/ops/__init__.py": "",
+        "det/ops/nms.py": "from .. import _C\n\ndef nms(b):\n    return _C.nms(b)\n",
+        "app/run.py": "import det._C\n",
+    }
+    result = scan_source(files)
+    inner = [f for f in result.findings if f.path == "det/ops/nms.py" and f.rule == "LK409"]
+    assert inner and inner[0].line == 1 and inner[0].context == "own-package"  # its kernel counts where written
+    assert [f.rule for f in result.findings if f.path == "app/run.py"] == ["LK409"]
+
+
+# -- redundant and display-only ----------------------------------------------------------------------
+
+def test_redundant_seeding_and_the_different_seed_trap(scan_source):
+    src = ("import torch\n"
+           "def seed_all(seed):\n    torch.manual_seed(seed)\n    torch.cuda.manual_seed_all(seed)\n"
+           "    torch.cuda.manual_seed(seed + 1)\n")
+    found = by_line(scan_source({"a.py": src}), "LK207")
+    assert found[4].context == "redundant" and found[4].severity == "info"
+    assert set(found[4].targets.values()) == {"works"}
+    assert "unseeded" not in found[4].message and "torch.manual_seed(seed)" in found[4].message
+    assert found[5].context is None and "unseeded" in found[5].message
+
+
+def test_display_in_messages_keeps_a_call_that_still_raises(scan_source):
+    src = "import torch\nprint(f'GPU: {torch.cuda.get_device_name()}')\n"
+    finding = by_line(scan_source({"a.py": src}), "LK214")[2]
+    assert finding.context == "display" and finding.targets["cpu"] == "raises"
+    assert "still raises" in finding.message
+
+
+# -- tests, dependencies, scores and verdicts ---------------------------------------------------------------
+
+def test_test_files_and_dependency_extras(scan_source):
+    result = scan_source({"conftest.py": "import torch\nDEVICE = torch.device('cuda')\n",
+                          "benchmarks/bench.py": "import torch\ntorch.cuda.synchronize()\n",
+                          "pyproject.toml": ('[project]\nname = "x"\ndependencies = ["torch"]\n'
+                                             '[project.optional-dependencies]\nfast = ["flash-attn"]\n')})
+    contexts = {(f.path, f.rule): f.context for f in result.findings}
+    assert contexts[("conftest.py", "LK101")] == "test"
+    assert contexts[("benchmarks/bench.py", "LK204")] == "test"
+    extra = [f for f in result.findings if f.path == "pyproject.toml"][0]
+    assert extra.context == "optional" and "base install works without it" in extra.message
+
+
+def test_no_message_claims_raises_where_nothing_raises(scan_source):
+    src = ("import torch\n"
+           "if torch.cuda.is_available():\n"
+           "    torch.cuda.synchronize()\n    x = torch.zeros(3, device='cuda')\n    m = model.cuda()\n"
+           "    torch.cuda.set_device(0)\n    s = torch.cuda.Stream()\n")
+    result = scan_source({"a.py": src})
+    guarded = [f for f in result.findings if f.line >= 3]
+    assert len(guarded) >= 5
+    for f in guarded:
+        if "raises" not in f.targets.values():
+            assert "raises" not in f.message, f.message
+
+
+def test_verdicts_follow_contexts(scan_source):
+    from auditor.verdict import verdicts
+
+    guarded = scan_source({"a.py": "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"})
+    v = verdicts(guarded.findings)
+    assert v["cpu"].verdict == "runs-degraded" and v["tpu"].verdict == "runs-degraded"
+    main = scan_source({"b.py": "import torch\ntorch.cuda.synchronize()\n"})
+    v = verdicts(main.findings)
+    assert v["cpu"].verdict == "fails" and v["rocm"].verdict == "runs"
+    assert v["cpu"].reasons[0].path == "b.py" and v["cpu"].reasons[0].line == 2
+
+
+def test_tests_never_fail_a_verdict(scan_source):
+    from auditor.verdict import verdicts
+
+    result = scan_source({"tests/test_x.py": "import torch\ntorch.cuda.synchronize()\n"})
+    assert {v.verdict for v in verdicts(result.findings).values()} == {"runs"}
+
+
+# -- project facts and the cache -------------------------------------------------------------------
+
+def _scan(root, cache_dir, *paths):
+    import os
+
+    from auditor.engine import ScanOptions, scan
+
+    targets = [str(p) for p in paths] or [str(root)]
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return scan(targets, ScanOptions(cache_dir=str(cache_dir), jobs=1))
+    finally:
+        os.chdir(old)
+
+
+def test_a_new_sibling_module_changes_the_context_of_a_cached_backend_module(tmp_path):
+    import os
+    import time
+
+    root = tmp_path / "repo"
+    (root / "pkg" / "platforms").mkdir(parents=True)
+    (root / "pkg" / "platforms" / "cuda.py").write_text(PLATFORM)
+    (root / "pkg" / "platforms" / "interface.py").write_text("x = 1\n")
+    old = time.time() - 60  # settled: the cache may keep the file list and the facts
+    for path in [*root.rglob("*"), root]:
+        os.utime(path, (old, old))
+    cache = tmp_path / "cache"
+    assert by_line(_scan(root, cache), "LK204")[4].context is None
+    assert by_line(_scan(root, cache), "LK204")[4].context is None  # warm: from the cache
+    (root / "pkg" / "platforms" / "xpu.py").write_text("x = 1\n")
+    found = by_line(_scan(root, cache), "LK204")[4]
+    assert found.context == "backend-module" and found.targets["xpu"] == "works"
+    # a pre-commit style run on the one file agrees with the full run
+    single = _scan(root, cache, root / "pkg" / "platforms" / "cuda.py")
+    assert by_line(single, "LK204")[4].context == "backend-module"
+
+
+def test_a_new_cuda_extension_in_setup_py_is_seen_by_a_warm_run(tmp_path):
+    import os
+    import time
+
+    root = tmp_path / "repo"
+    (root / "det" / "ops").mkdir(parents=True)
+    (root / "det" / "__init__.py").write_text("")
+    (root / "det" / "ops" / "__init__.py").write_text("")
+    (root / "det" / "ops" / "nms.py").write_text("from .. import _C\n")
+    (root / "setup.py").write_text("from setuptools import setup\nsetup(name='det')\n")
+    old = time.time() - 60
+    for path in [*root.rglob("*"), root]:
+        os.utime(path, (old, old))
+    cache = tmp_path / "cache"
+    assert [f for f in _scan(root, cache).findings if f.path == "det/ops/nms.py"] == []
+    (root / "setup.py").write_text("from setuptools import setup\nfrom torch.utils.cpp_extension import "
+                                   "CUDAExtension\nsetup(name='det', ext_modules=[CUDAExtension('det._C', "
+                                   "['k.cu'])])\n")
+    found = [f for f in _scan(root, cache).findings if f.path == "det/ops/nms.py"]
+    assert [f.rule for f in found] == ["LK409"]
