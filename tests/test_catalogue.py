@@ -41,3 +41,16 @@ def test_kernel_packages_from_the_issue_are_flagged_on_both_sides(package):
     assert match_package(Requirement(name=package, key=normalize(package)), entries) is not None
     assert any(normalize(row.package) == normalize(package) or
                (package == "fbgemm-gpu-genai" and row.package == "fbgemm-gpu") for row in _code_rows())
+
+
+def test_every_rule_that_can_fail_or_degrade_a_target_says_why_in_the_verdicts_table():
+    """A verdict's reasons name what a rule means there (rules/verdicts.toml); a new rule, from any
+    reader, gets its phrase with it rather than falling back to its bare name."""
+    from auditor.catalogue import load_table
+    from auditor.registry import select_rules
+
+    phrases = load_table("verdicts")
+    missing = [(rule.name, verdict) for rule in select_rules(None, None)
+               for verdict, effect in (("fails", "raises"), ("degrades", "degrades"))
+               if effect in rule.effects().values() and rule.name not in phrases[verdict]]
+    assert missing == []

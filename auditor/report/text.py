@@ -15,7 +15,7 @@ from rich.text import Text
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
 from auditor.score import Scores
-from auditor.verdict import verdicts
+from auditor.verdict import Verdict, verdicts
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -48,7 +48,7 @@ def render_text(result: ScanResult, scores: Scores, console: Console, quiet: boo
         _errors(result, console)
     _summary(result, console)
     _fixes(result, console, unsafe_fixes)
-    _scores(scores, console, result)
+    _scores(scores, console, verdicts(result.findings))
 
 
 def _raise_broken_pipe() -> None:
@@ -74,7 +74,7 @@ def render(report: Report, out: TextIO) -> None:
     for line in _filters(report):
         console.print(Text(line, style="dim"))
     _fixes(SimpleNamespace(findings=report.findings, floor=report.result.floor), console, report.unsafe_fixes)
-    _scores(report.scores, console)
+    _scores(report.scores, console, report.verdicts)
 
 
 def _suppressed(report: Report, console: Console) -> None:
@@ -217,9 +217,8 @@ def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     console.print(Text("; ".join(parts) + ".", style="green"))
 
 
-def _scores(scores: Scores, console: Console, result: ScanResult) -> None:
+def _scores(scores: Scores, console: Console, found: dict[str, Verdict]) -> None:
     console.print()
-    found = verdicts(result.findings)
     table = Table(title="Portability score (100 = nothing ties the code to NVIDIA) and verdict (does it run there "
                   "as it is?)", title_justify="left")
     table.add_column("target")
