@@ -5,6 +5,8 @@ traps that must NOT count as one: a guard whose body is `pass`, `except ImportEr
 
 from __future__ import annotations
 
+import pytest
+
 from auditor.model import TARGETS
 
 OTHERS = ("tpu", "trainium", "mps", "xpu")
@@ -171,6 +173,27 @@ def test_backend_module_without_a_cpu_fallback_still_fails_where_no_sibling_serv
 def test_platforms_folder_with_only_cuda_is_the_main_path(scan_source):
     result = scan_source({"pkg/platforms/cuda.py": PLATFORM, "pkg/platforms/interface.py": "x = 1\n"})
     assert by_line(result, "LK204")[4].context is None
+
+
+def test_a_cuda_folder_mirroring_the_default_implementation_is_an_alternative_backend(scan_source):
+    # ops/cutedsl/ops/rms_norm.py and rope.py beside ops/rms_norm.py and ops/rope.py: the other
+    # targets run the default modules (slower), nothing fails there
+    result = scan_source({"pkg/ops/cutedsl/ops/rms_norm.py": PLATFORM, "pkg/ops/cutedsl/ops/rope.py": "x = 1\n",
+                          "pkg/ops/rms_norm.py": "x = 1\n", "pkg/ops/rope.py": "x = 1\n", "pkg/ops/utils.py": "x = 1\n"})
+    sync = by_line(result, "LK204")[4]
+    assert sync.context == "backend-module"
+    assert set(sync.targets.values()) == {"works", "degrades"} and sync.targets["tpu"] == "degrades"
+    assert "mirror those in `pkg/ops`" in sync.message
+
+
+@pytest.mark.parametrize("files", [
+    {"pkg/ops/cuda/rms_norm.py": PLATFORM, "pkg/ops/norm.py": "x = 1\n", "pkg/ops/rope.py": "x = 1\n"},  # no namesake
+    {"pkg/ops/cuda/rms_norm.py": PLATFORM, "pkg/ops/rms_norm.py": "x = 1\n"},  # one namesake is a coincidence
+    {"pkg/ops/cuda/_rms_norm.py": PLATFORM, "pkg/ops/cuda/_rope.py": "x = 1\n", "pkg/ops/_rms_norm.py": "x = 1\n",
+     "pkg/ops/_rope.py": "x = 1\n"},  # private helpers are no public implementation
+])
+def test_a_cuda_folder_without_a_mirrored_default_is_the_main_path(scan_source, files):
+    assert by_line(scan_source(files), "LK204")[4].context is None
 
 
 def test_feature_modules_named_for_devices_are_no_dispatch_layer(scan_source):

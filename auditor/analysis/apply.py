@@ -72,13 +72,13 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
             raising = [t for t in TARGETS if effects[t] == RAISES]
             extra.update(how=where.display, still=f"; the call still raises on {join(raising)}" if raising else "")
         backend = where.backend
-        if backend is not None and (backend.covered or backend.others):
+        if backend is not None and (backend.covered or backend.others or backend.default):
             names.append("backend-module")
             for target in TARGETS:
                 if target in backend.covered:
                     effects[target] = WORKS  # its own sibling module serves it
-                elif "cpu" in backend.covered:
-                    effects[target] = _cap(effects[target])  # falls back to the CPU backend
+                elif "cpu" in backend.covered or backend.default:
+                    effects[target] = _cap(effects[target])  # falls back to the CPU backend or the default
             extra.update(_backend_fields(backend))
         if where.optional is not None:
             names.append("optional")
@@ -167,6 +167,11 @@ def _outcome(skipped: list[str], where: Where, before: dict[str, str], after: di
 
 
 def _backend_fields(backend) -> dict[str, str]:
+    if backend.default and not backend.covered and not backend.others:
+        return {"module": backend.module,
+                "siblings": f"its modules mirror those in `{backend.default}`, the default implementation the other "
+                            f"targets run instead",
+                "missing": "", "add": ""}
     covered = [t for t in TARGETS if t in backend.covered]
     missing = [t for t in TARGETS if t not in backend.covered and t != "rocm"]
     if covered:

@@ -41,6 +41,9 @@ class BackendModule:
     module: str  # what is named for CUDA: "platforms/cuda.py" or the folder "csrc/cuda"
     covered: frozenset[str]  # targets with a sibling backend module
     others: tuple[str, ...] = ()  # siblings for devices outside the targets (npu, hpu, ...)
+    # The folder whose modules a CUDA-named folder mirrors (ops/cutedsl/rms_norm.py beside
+    # ops/rms_norm.py): the default implementation the other targets run.
+    default: str = ""
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ class FileFacts:
             parts.append(f"ext={','.join(sorted(self.extensions))}")
         if self.backend is not None:
             parts.append(f"backend={self.backend.module}:{','.join(sorted(self.backend.covered))}:"
-                         f"{','.join(self.backend.others)}")
+                         f"{','.join(self.backend.others)}:{self.backend.default}")
         return "|".join(parts)
 
 
@@ -372,8 +375,26 @@ class ProjectInfo:
                     (covered.add(target) if target else others.add(device))
             if covered or others:
                 return BackendModule(shown_name, frozenset(covered), tuple(sorted(others)))
+            if not is_file and self._mirrors(place, conf):
+                return BackendModule(shown_name, frozenset(), (), default=shown_name.rpartition("/")[0] or ".")
             return None  # named for CUDA, but alone: the main path
         return None
+
+    def _mirrors(self, folder: str, conf: _Config) -> bool:
+        """A CUDA-named folder is an alternative implementation when at least two of its public
+        modules (or its subfolders' modules) have a namesake beside it: ops/cutedsl/ops/rms_norm.py
+        and ops/rope.py mirror ops/rms_norm.py and ops/rope.py, the default the other targets run."""
+        parent = os.path.dirname(folder)
+        beside = {_stem(n) for n in self._listing(parent) if _public_module(n)}
+        if len(beside) < 2:
+            return False
+        inside: set[str] = set()
+        for name in self._listing(folder):
+            if _public_module(name):
+                inside.add(_stem(name))
+            elif not name.startswith((".", "_")) and os.path.isdir(os.path.join(folder, name)):
+                inside.update(_stem(n) for n in self._listing(os.path.join(folder, name)) if _public_module(n))
+        return len(inside & beside) >= 2
 
     def _comparable(self, folder: str, sibling: str, is_file: bool, name: str) -> bool:
         """A sibling of the same sort: a module beside a module, a folder beside a folder, a kernel
@@ -385,6 +406,10 @@ class ProjectInfo:
                 return sibling.endswith(_MODULE_SUFFIXES) and sibling != "__init__.py"
             return sibling.endswith(_KERNEL_SUFFIXES) or os.path.isdir(os.path.join(folder, sibling))
         return os.path.isdir(os.path.join(folder, sibling))
+
+
+def _public_module(name: str) -> bool:
+    return name.endswith(".py") and not name.startswith(("_", "."))
 
 
 @lru_cache(maxsize=1)
