@@ -61,9 +61,11 @@ def verdicts(findings: list[Finding]) -> dict[str, Verdict]:
             continue
         losing = [f for f in shipped if f.targets.get(target) in ("degrades", "raises")]
         phrases = {**table.get("degrades", {})}
-        for f in losing:  # a minor tie that raises (monitoring): its failure is what is lost
-            if f.targets.get(target) == "raises" and f.name in table.get("fails", {}) and f.name not in phrases:
-                phrases[f.name] = table["fails"][f.name] + " fail"
+        for f in losing:
+            if f.name in table.get("fails", {}) and f.name not in phrases:
+                # a minor tie that raises (monitoring): its failure is what is lost; a tie that
+                # raises elsewhere but only degrades here (optional code) is named as it is
+                phrases[f.name] = table["fails"][f.name] + (" fail" if f.targets.get(target) == "raises" else "")
         result[target] = Verdict(DEGRADED, _reasons(losing, phrases, limit)) if losing else Verdict(RUNS, ())
     return result
 

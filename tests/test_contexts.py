@@ -55,6 +55,22 @@ def test_tensor_guards_and_elif_chains(scan_source):
     assert "mps has its own branch" in cache.message
 
 
+def test_enum_members_naming_devices_dispatch_like_device_strings(scan_source):
+    src = ("import torch\n"
+           "def get_state(rng_type):\n"
+           "    if rng_type == RNGType.TORCH:\n        return torch.get_rng_state()\n"
+           "    elif rng_type == RNGType.CUDA:\n        return torch.cuda.get_rng_state()\n"
+           "    elif rng_type == RNGType.XPU:\n        return torch.xpu.get_rng_state()\n"
+           "def sync(kind):\n"
+           "    if kind == DistributedType.MULTI_GPU:\n        torch.cuda.synchronize()\n"
+           "    if kind == Kind.Cuda:\n        torch.cuda.synchronize()\n")  # not a constant: no test
+    result = scan_source({"a.py": src})
+    state = by_line(result, "LK208")[6]
+    assert state.context == "guarded" and state.targets["xpu"] == "works" and state.targets["cpu"] == "works"
+    syncs = by_line(result, "LK204")
+    assert syncs[11].context == "guarded" and syncs[13].context is None
+
+
 def test_early_return_and_the_raise_trap(scan_source):
     src = ("import torch\n"
            "def ok():\n    if not torch.cuda.is_available():\n        return\n    torch.cuda.synchronize()\n"
@@ -146,6 +162,34 @@ def test_an_error_handed_on_is_no_fallback(scan_source):
            "try:\n    torch.cuda.synchronize()\nexcept Exception:\n    pass\n")
     found = by_line(scan_source({"a.py": src}), "LK204")
     assert found[4].context is None and found[8].context == "optional"
+
+
+def test_a_module_named_after_the_optional_package_it_integrates(scan_source):
+    megatron = ("import torch\nfrom .imports import is_megatron_lm_available\n"
+                "if is_megatron_lm_available():\n    from megatron.core import mpu\n"
+                "def get_batch(data):\n    return data.to(torch.cuda.current_device())\n")
+    engine = ("import torch\n"
+              "def convert(model):\n    import transformer_engine.pytorch as te\n"
+              "    torch.cuda.synchronize()\n    return te.Linear(1, 1)\n")
+    result = scan_source({"lib/__init__.py": "", "lib/utils/__init__.py": "",
+                          "lib/utils/megatron_lm.py": megatron, "lib/utils/transformer_engine.py": engine})
+    device = by_line(result, "LK203")[6]
+    assert device.context == "optional" and device.severity == "minor" and "raises" not in device.targets.values()
+    assert "the optional `megatron_lm` integration" in device.message
+    assert by_line(result, "LK204")[4].context == "optional"
+
+
+@pytest.mark.parametrize("files", [
+    # imported at the top: the module needs the package to import at all
+    {"lib/__init__.py": "", "lib/transformer_engine.py": "import transformer_engine\nimport torch\ntorch.cuda.synchronize()\n"},
+    # outside a package, `import helper` in helper.py is the module itself (a usage example)
+    {"helper.py": '"""Use:\n    from helper import run\n"""\nimport torch\ntorch.cuda.synchronize()\n'},
+    # a device-named module is a backend, never an integration
+    {"lib/__init__.py": "", "lib/cuda.py": "import torch\ndef f():\n    import cuda\ntorch.cuda.synchronize()\n"},
+])
+def test_modules_that_are_no_integration(scan_source, files):
+    found = [f for f in scan_source(files).findings if f.rule == "LK204"]
+    assert found and found[0].context is None
 
 
 # -- backend modules -----------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     values["subject"] = render(getattr(rule, "subject", "`{api}`"), values) or f"This {rule.name} tie"
     primary = next((n for n in _PRIMARY if n in names), None)
     if primary is not None:
-        key = "dependency_message" if primary == "optional" and where.optional_kind == "dependency" else "message"
+        key = f"{where.optional_kind}_message" if primary == "optional" and where.optional_kind != "code" else "message"
         message = render(contexts.get(primary, {}).get(key, "{message}"), values) or message
         suggestion = render(contexts.get(primary, {}).get("suggestion", "{suggestion}"), values) or suggestion
         values.update(message=message, suggestion=suggestion)

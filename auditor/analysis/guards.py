@@ -261,7 +261,12 @@ class Judge:
         return UNKNOWN
 
     def _string_device(self, node: cst.BaseExpression) -> frozenset[str] | None:
+        """A device string ("cuda:0"), or an enum-like constant naming a device (`RNGType.CUDA`,
+        `DistributedType.MULTI_GPU`, `DeviceType.XPU`): `rng_type == RNGType.CUDA` in a chain
+        beside `RNGType.XLA` is a device dispatch like `device.type == "cuda"`."""
         text = string_value(node)
+        if text is None and isinstance(node, cst.Attribute) and node.attr.value.isupper():
+            text = node.attr.value.lower().removeprefix("multi_")
         return self.vocab.device(text) if text is not None else None
 
     # -- decorators, exits, handlers -----------------------------------------------------------------

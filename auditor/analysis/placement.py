@@ -61,9 +61,30 @@ class Where:
     test: bool = False
 
     @classmethod
-    def of_file(cls, facts: FileFacts, display_file: bool = False) -> Where:
-        return cls(backend=facts.backend, test=facts.test,
-                   display="in an environment report" if display_file else None)
+    def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
+        where = cls(backend=facts.backend, test=facts.test,
+                    display="in an environment report" if display_file else None)
+        if integration is not None:
+            where.optional, where.optional_kind = integration, "integration"
+        return where
+
+
+def integration_package(path: str, text: str, contexts: dict, facts: FileFacts) -> str | None:
+    """The optional package a module is named after and integrates (rules/contexts.toml
+    [integration]): `megatron_lm.py` testing `is_megatron_lm_available()`, `transformer_engine.py`
+    importing transformer_engine only inside functions or under a test. None for any other module."""
+    stem = path.rpartition("/")[2].partition(".")[0].lstrip("_").lower()
+    if not stem or stem in facts.own or stem in contexts.get("integration", {}).get("exclude", ()):
+        return None
+    if stem in contexts.get("guards", {}).get("words", {}):
+        return None  # cuda.py, xpu.py: a backend module, not an integration
+    imports = re.findall(rf"^([ \t]*)(?:import|from)[ \t]+{re.escape(stem)}\b", text, re.MULTILINE)
+    if "" in imports:
+        return None  # imported at the module's top: a hard dependency of the module
+    if f"is_{stem}_available" in text:
+        return stem
+    # Outside a package, `import stem` in stem.py names the module itself (a usage example).
+    return stem if imports and facts.package else None
 
 
 class Placer:
@@ -79,6 +100,7 @@ class Placer:
         self.display_keywords = frozenset(display.get("keywords", ()))
         self.display_functions = re.compile(display.get("functions", r"$^"))
         self.display_file = bool(re.search(display.get("files", r"$^"), ctx.path))
+        self.integration = integration_package(ctx.path, ctx.text, table, self.facts)
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
@@ -91,7 +113,7 @@ class Placer:
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
-        where = Where.of_file(self.facts, self.display_file)
+        where = Where.of_file(self.facts, self.display_file, self.integration)
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
         scope: cst.CSTNode | None = None
