@@ -230,6 +230,18 @@ def test_a_cuda_folder_mirroring_the_default_implementation_is_an_alternative_ba
     assert "mirror those in `pkg/ops`" in sync.message
 
 
+def test_a_triton_backend_among_device_backends(scan_source):
+    kernel = "import torch\nimport triton\n\n@triton.jit\ndef k(x):\n    pass\n"
+    result = scan_source({"lib/backends/triton/ops.py": kernel, "lib/backends/cpu/ops.py": "x = 1\n",
+                          "lib/backends/xpu/ops.py": "x = 1\n", "lib/backends/mps/ops.py": "x = 1\n"})
+    jit = by_line(result, "LK403")[4]
+    assert jit.context == "backend-module" and "the GPU backend of a dispatch layer" in jit.message
+    assert jit.targets["cpu"] == jit.targets["mps"] == jit.targets["xpu"] == "works" and jit.targets["tpu"] == "degrades"
+    again = scan_source({"lib2/triton/ops.py": kernel, "lib2/utils/ops.py": "x = 1\n"})
+    alone = [f for f in again.findings if f.rule == "LK403" and f.path.startswith("lib2/")]
+    assert alone and alone[0].context is None  # a triton/ folder beside no device backend is the main path
+
+
 @pytest.mark.parametrize("files", [
     {"pkg/ops/cuda/rms_norm.py": PLATFORM, "pkg/ops/norm.py": "x = 1\n", "pkg/ops/rope.py": "x = 1\n"},  # no namesake
     {"pkg/ops/cuda/rms_norm.py": PLATFORM, "pkg/ops/rms_norm.py": "x = 1\n"},  # one namesake is a coincidence

@@ -112,6 +112,17 @@ def test_the_unit_of_kernel_work_is_a_folder():
     assert lk401(headers) < 100  # headers alone still count once
 
 
+def test_the_unit_of_a_config_device_value_is_its_folder():
+    def lk105(paths):
+        return compute_scores([replace_name(finding(rule="LK105", path=p), "cuda-config-device") for p in paths]).targets["tpu"]
+
+    llama = [f"recipes/configs/llama3/{i}.yaml" for i in range(12)]
+    assert lk105(llama) == lk105(llama[:1]) > lk105(llama + ["recipes/configs/qwen2/a.yaml"])
+    # other rules still count files
+    files = [replace_name(finding(rule="LK101", path=p.replace(".yaml", ".py")), "hardcoded-cuda-device") for p in llama]
+    assert compute_scores(files).targets["tpu"] < compute_scores(files[:1]).targets["tpu"]
+
+
 def replace_name(f, name):
     from dataclasses import replace
 

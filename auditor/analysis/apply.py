@@ -79,7 +79,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
                     effects[target] = WORKS  # its own sibling module serves it
                 elif "cpu" in backend.covered or backend.default:
                     effects[target] = _cap(effects[target])  # falls back to the CPU backend or the default
-            extra.update(_backend_fields(backend))
+            extra.update(_backend_fields(backend, catalogue))
         if where.optional is not None:
             names.append("optional")
             effects = {t: _cap(e) for t, e in effects.items()}
@@ -166,7 +166,13 @@ def _outcome(skipped: list[str], where: Where, before: dict[str, str], after: di
     return "; ".join(parts) or "other targets skip it"
 
 
-def _backend_fields(backend) -> dict[str, str]:
+def _backend_fields(backend, catalogue: Catalogue) -> dict[str, str]:
+    gpu_words = catalogue.table("contexts").get("backend_modules", {}).get("gpu", ())
+    kind = "GPU" if any(word in backend.module.lower() for word in gpu_words) else "NVIDIA"
+    return {"backend_kind": kind, **_backend_text(backend)}
+
+
+def _backend_text(backend) -> dict[str, str]:
     if backend.default and not backend.covered and not backend.others:
         return {"module": backend.module,
                 "siblings": f"its modules mirror those in `{backend.default}`, the default implementation the other "

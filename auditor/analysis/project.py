@@ -36,7 +36,7 @@ _KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".mm", "
 
 @dataclass(frozen=True)
 class BackendModule:
-    """A file that is the NVIDIA backend of a dispatch layer."""
+    """A file that is the NVIDIA (or another GPU-only) backend of a dispatch layer."""
 
     module: str  # what is named for CUDA: "platforms/cuda.py" or the folder "csrc/cuda"
     covered: frozenset[str]  # targets with a sibling backend module
@@ -103,7 +103,7 @@ def _config(table: dict) -> _Config:
         gpu_words=frozenset(table.get("own_package", {}).get("library_words", ())),
         test_folders=frozenset(test.get("folders", ())),
         test_files=re.compile(test.get("files", r"$^")),
-        cuda_words=frozenset(backend.get("cuda", ("cuda",))),
+        cuda_words=frozenset(backend.get("cuda", ("cuda",))) | frozenset(backend.get("gpu", ())),
         sibling_words=words,
     )
 
