@@ -117,14 +117,18 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
         spans, index = placed.spans, placed.index
         fix_placer = plans.placer(ctx.text, spans) if plans.by_report else None
         contexts = Placer(ctx, placed)
+        located = []
         for number, (rule, node, fields) in enumerate(ctx.pending):
             span = spans.get(id(node))
             if span is None:
                 continue
             end_node = fields.get("__end_node")
             end = spans[id(end_node)][1] if end_node is not None and id(end_node) in spans else span[1]
-            finding = ctx.make_finding(rule, *index.position(span[0]), *index.position(end), dict(fields),
-                                       contexts.where(rule, node, fields))
+            located.append((number, rule, (*index.position(span[0]), *index.position(end)), fields,
+                            contexts.where(rule, node, fields), node))
+        optional_uses(located, placed.ancestors)
+        for number, rule, position, fields, where, _ in located:
+            finding = ctx.make_finding(rule, *position, dict(fields), where)
             planned_fix = plans.finish(number, fix_placer)
             if planned_fix is not None:
                 planned[id(finding)] = planned_fix
@@ -138,6 +142,36 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
     if hidden:
         kept = [f for f in kept if f.rule not in hidden]
     return kept
+
+_IMPORTS = (cst.Import, cst.ImportFrom, cst.ImportAlias)
+
+
+def optional_uses(located: list, ancestors: dict[int, tuple]) -> None:
+    """A name bound only by an optional import (`try: from apex import amp` with a fallback, or
+    under `if is_triton_available():`) is used only where that import worked: its uses inside a
+    function are optional too (`amp.scale_loss(...)` in timm's ApexScaler). A use that runs when
+    the module is imported (a decorator, a module-level call) runs whether the import worked or
+    not, so it stays on the main path."""
+    imported: dict[str, tuple[str, int | None]] = {}
+    for *_, fields, where, node in located:
+        api = fields.get("api")
+        if api and isinstance(node, _IMPORTS):
+            if where.optional is not None and where.optional_kind == "code":
+                imported.setdefault(api, (where.optional, where.optional_line))
+            else:
+                imported[api] = ("", None)  # also imported unconditionally: its uses are not optional
+    imported = {api: how for api, how in imported.items() if how[0]}
+    if not imported:
+        return
+    for *_, fields, where, node in located:
+        api = fields.get("api")
+        if not api or where.optional is not None or isinstance(node, _IMPORTS) or not _in_function_body(node, ancestors):
+            continue
+        for name, (guard, line) in imported.items():
+            if api == name or api.startswith(name + "."):
+                where.optional, where.optional_line, where.optional_kind = guard, line, "import"
+                break
+
 
 def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) -> list[Finding]:
     from auditor.registry import rule_by_code
@@ -159,3 +193,12 @@ def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) ->
         ]
     kept.sort(key=Finding.sort_key)
     return kept
+
+
+def _in_function_body(node: cst.CSTNode, ancestors: dict[int, tuple]) -> bool:
+    child = node
+    for parent in reversed(ancestors.get(id(node), ())):
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda)) and child is parent.body:
+            return True
+        child = parent
+    return False

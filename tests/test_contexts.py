@@ -156,6 +156,22 @@ def test_a_kernel_built_in_try_except_is_optional_and_so_are_its_sources(scan_so
     assert "raises" not in {source[0].targets[t] for t in TARGETS}
 
 
+def test_uses_of_an_optional_import_are_optional(scan_source):
+    src = ("try:\n    from apex import amp\n    has_apex = True\nexcept ImportError:\n    has_apex = False\n"
+           "class ApexScaler:\n    def __call__(self, loss, opt):\n"
+           "        with amp.scale_loss(loss, opt) as scaled:\n            scaled.backward()\n")
+    use = by_line(scan_source({"a.py": src}), "LK409")[8]
+    assert use.context == "optional" and "raises" not in use.targets.values()
+    assert "comes from an optional import (`try/except`, line 1)" in use.message
+
+
+def test_a_name_also_imported_unconditionally_is_not_optional(scan_source):
+    src = ("import apex.amp\ntry:\n    from apex import amp\nexcept ImportError:\n    amp = None\n"
+           "def step(loss, opt):\n    with amp.scale_loss(loss, opt) as scaled:\n        scaled.backward()\n")
+    found = by_line(scan_source({"a.py": src}), "LK409")
+    assert found[1].context is None and found[7].context is None
+
+
 def test_an_error_handed_on_is_no_fallback(scan_source):
     src = ("import torch\nerrors = []\n"
            "try:\n    torch.cuda.synchronize()\nexcept BaseException as exc:\n    errors.append(exc)\n"
