@@ -64,7 +64,7 @@ def test_fix_writes_then_reports_what_remains(cli, repo):
     code, out, err = cli(str(repo), "--fix", "--unsafe-fixes", "--format", "json")
     assert code == 0 and (repo / "sync.py").read_text(encoding="utf-8") == SYNCED
     assert "audit: fixed 1 finding in 1 file" in err
-    assert {f["rule"] for f in json.loads(out)["findings"]} == {"LK101"}  # autocast("cuda") names the device
+    assert {f["rule"] for f in json.loads(out)["findings"]} == {"LK106"}  # autocast("cuda") pins AMP to CUDA
     code, out, err = cli(str(repo), "--diff", "--unsafe-fixes")
     assert code == 0 and out == "" and "would fix 0 findings in 0 files" in err
 
