@@ -18,7 +18,7 @@ class BitsandbytesQuantizedLoading(OptionRule):
     suggestion = ("Make the quantization a per-target choice: bitsandbytes where it has kernels (CUDA, ROCm, XPU and "
                   "the CPU with bitsandbytes>=0.50), torchao elsewhere (`TorchAoConfig(Int8WeightOnlyConfig())`), "
                   "or no quantization on hardware with enough memory.")
-    tokens = ("load_in_8bit", "load_in_4bit", "bitsandbytesconfig")
+    tokens = ("load_in_8bit", "load_in_4bit", "bitsandbytesconfig(")  # a call: not a name in a lazy-import table
     options = frozenset({"load_in_8bit", "load_in_4bit"})
     calls = frozenset({"BitsAndBytesConfig"})
     what = ("Finds bitsandbytes quantization chosen through transformers, accelerate, diffusers or PEFT: "

@@ -26,7 +26,7 @@ class FlashAttentionOption(OptionRule):
     suggestion = ("`attn_implementation=\"sdpa\"` (torch's scaled_dot_product_attention, which picks a flash kernel "
                   "where one exists), or choose \"flash_attention_2\" only when the device is CUDA.")
     min_torch = "2.2"
-    tokens = ("flash_attention_", "use_flash_attention_2")
+    tokens = ("flash_attention_2", "flash_attention_3", "flash_attention_4")  # not modeling_flash_attention_utils
     options = frozenset({"attn_implementation", "_attn_implementation", "attention_implementation",
                          "use_flash_attention_2"})
     what = ("Finds FlashAttention chosen through transformers / PEFT / TRL options: `attn_implementation="
