@@ -9,7 +9,10 @@ and every component is one of the file's identifiers. That second stage runs onl
 anchor hit and drops the files that merely mention `vllm` or `..._parallel` (a third to a half of
 the anchor hits on real code) without ever dropping one the walker could report. A third kind of
 anchor, the name of a wrapped GPU library, needs an identifier that starts with it
-(`flash_attn`, `flash_attn_func`), not one that merely contains it (`_supports_flash_attn`)."""
+(`flash_attn`, `flash_attn_func`), not one that merely contains it (`_supports_flash_attn`).
+Last, for files nothing else let through: an import of a module below a top package whose name
+has one of the `import_words` (`from torchao.kernel import`, `from .triton_utils.kernels import`):
+a GPU library's own GPU modules, reported as inventory lines (rules/contexts.toml [own_package])."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ class Prefilter:
     """`prefilter(data)` is False only when no rule can report anything in `data`."""
 
     def __init__(self, tokens: Iterable[str], qualified_names: Iterable[tuple[str, str]],
-                 word_starts: Iterable[str] = ()) -> None:
+                 word_starts: Iterable[str] = (), import_words: Iterable[str] = ()) -> None:
         """`tokens`: lower-case substrings that let a file through alone; `qualified_names`:
         (anchor, qualified name) for each catalogue row; `word_starts`: names that let a file
         through when an identifier starts with them."""
@@ -48,12 +51,15 @@ class Prefilter:
                 clauses[min(inner, key=len)].extend(clauses[anchor])
                 del clauses[anchor]
         self._set({anchor: (_minimal(conds) if conds else None) for anchor, conds in clauses.items()},
-                  frozenset(w.lower().encode() for w in word_starts))
+                  frozenset(w.lower().encode() for w in word_starts), tuple(sorted({w.lower() for w in import_words})))
 
-    def _set(self, conditions: dict[bytes, tuple[frozenset[bytes], ...] | None], word_starts: frozenset[bytes]) -> None:
+    def _set(self, conditions: dict[bytes, tuple[frozenset[bytes], ...] | None], word_starts: frozenset[bytes],
+             import_words: tuple[str, ...] = ()) -> None:
         self.conditions = conditions
         self.word_starts = word_starts
         self.groups = _groups([*conditions, *word_starts], conditions)
+        self.import_words = import_words
+        self._imports = _import_pattern(import_words)
 
     @property
     def anchors(self) -> tuple[bytes, ...]:
@@ -61,14 +67,14 @@ class Prefilter:
 
     def to_data(self) -> tuple:
         """Plain tuples (marshal can store them), for `from_data` in a later run."""
-        return tuple(self.conditions.items()), tuple(sorted(self.word_starts))
+        return tuple(self.conditions.items()), tuple(sorted(self.word_starts)), self.import_words
 
     @classmethod
     def from_data(cls, data: tuple) -> Prefilter:
         """The prefilter `to_data` described, without the rules or the catalogue (nor libcst) loaded."""
-        conditions, word_starts = data
+        conditions, word_starts, *rest = data
         prefilter = cls.__new__(cls)
-        prefilter._set(dict(conditions), frozenset(word_starts))
+        prefilter._set(dict(conditions), frozenset(word_starts), tuple(rest[0]) if rest else ())
         return prefilter
 
     def __call__(self, data: bytes) -> bool:
@@ -93,7 +99,17 @@ class Prefilter:
                         words = set(_IDENTIFIER.findall(lowered))
                     if any(word.startswith(anchor) for word in words):
                         return True
-        return False
+        return self._imports is not None and self._imports.search(lowered) is not None
+
+
+def _import_pattern(words: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """`from pkg.x.kernels import`, `import pkg.triton_utils`, `from .gpu_ops import`: a module
+    below a top package (or relative) whose last parts hold one of `words` between `.`/`_`."""
+    if not words:
+        return None
+    alternatives = b"|".join(re.escape(w.encode()) for w in words)
+    return re.compile(rb"^[ \t]*(?:from|import)[ \t]+\w*\.[\w.]*?(?<=[._])(?:" + alternatives + rb")(?![a-z0-9])",
+                      re.MULTILINE)
 
 
 def _groups(anchors: list[bytes], conditions: dict) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

@@ -165,12 +165,15 @@ def build_prefilter(rules: list[Rule], catalogue: Catalogue) -> Prefilter:
 
     names = {r.name for r in rules}
     rows = [entry for entry in [*catalogue.apis.values(), *catalogue.api_prefixes.values()] if entry.rule in names]
-    # A name start (torch._C._cuda_*) is spelled only in part: its module's components must be there.
-    stems = [(api_token(entry.name), entry.name.rpartition(".")[0])
-             for items in catalogue.api_stems.values() for _, entry in items if entry.rule in names]
+    # A name start (torch._C._cuda_*) is spelled in part: an identifier starting with it ("_cuda_getdevice",
+    # "cudnn_convolution") lets a file through.
+    starts = [start for items in catalogue.api_stems.values() for start, entry in items if entry.rule in names]
     # A wrapped library is recognised inside other names (vllm.utils.flashinfer,
     # torch.ops.vllm.flashinfer_mm): an identifier starting with its name lets a file through.
     wrapped = [lib for lib, entry in ((lib, catalogue.api_prefixes.get(lib)) for lib in catalogue.wrapped)
                if entry is not None and entry.rule in names]
     tokens = [t for rule in rules for t in rule.tokens]
-    return Prefilter(tokens, [*((api_token(e.name), e.name) for e in rows), *stems], word_starts=wrapped)
+    # A GPU library's imports of its own GPU modules (`from torchao.kernel import ...`) are inventory
+    # lines (gpu-kernel-library, rules/contexts.toml [own_package]) the project's name cannot anchor.
+    own = catalogue.table("contexts").get("own_package", {}).get("gpu_words", ()) if "gpu-kernel-library" in names else ()
+    return Prefilter(tokens, [(api_token(e.name), e.name) for e in rows], word_starts=[*wrapped, *starts], import_words=own)

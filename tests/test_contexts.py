@@ -314,6 +314,20 @@ def test_a_gpu_library_importing_itself(scan_source):
     assert user and user[0].context is None and user[0].targets["cpu"] == "raises"
 
 
+def test_generic_module_names_are_gpu_modules_beside_cuda_code_or_inside_a_gpu_package(scan_source):
+    files = {
+        "setup.py": ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                     "setup(name='q', ext_modules=[CUDAExtension('q._C', ['csrc/k.cu'])])\n"),
+        "q/__init__.py": "",
+        "q/plain.py": "from q.kernel import matmul\n",  # nothing else GPU-ish here: no inventory line
+        "q/fast.py": "import torch\nfrom q.kernel import matmul\ny = torch.cuda.current_device()\n",
+        "q/tri.py": "from .triton_utils.kernels import silu\n",  # kernels inside a Triton package
+    }
+    result = scan_source(files)
+    own = {(f.path, f.line) for f in result.findings if f.rule == "LK409" and f.context == "own-package"}
+    assert own == {("q/fast.py", 2), ("q/tri.py", 1)}
+
+
 def test_own_compiled_extension_is_reported(scan_source):
     files = {
         "setup.py": ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"

@@ -93,6 +93,21 @@ def test_wrapped_library_needs_an_identifier_starting_with_its_name():
     assert not check(b"if is_flash_attn_2_available():\n    pass\n")
 
 
+def test_imports_of_modules_named_for_gpu_code_below_a_top_package():
+    """A GPU library's own GPU modules (`from torchao.kernel import`, `from ..triton_utils.kernels
+    import`): the project's name anchors nothing, so the module's words do."""
+    check = Prefilter([], [], import_words=["triton", "exllama", "_c"])
+    assert check(b"from ..triton_utils.kernels import silu\n")
+    assert check(b"from .utils.exllama_utils import set_length\n")
+    assert check(b"import pkg.triton\n")
+    assert not check(b"from triton_helpers import x\n")  # a top package of that name is a catalogue row's job
+    assert not check(b"from .tritonic import x\n") and not check(b"x = '.triton'\n")
+    assert not check(b"from .my_cache import c\n")  # `_c` only as a whole part
+    assert Prefilter.from_data(check.to_data()).import_words == ("_c", "exllama", "triton")
+    # a cache written before this capability still loads
+    assert not Prefilter.from_data(check.to_data()[:2])(b"from ..triton_utils.kernels import silu\n")
+
+
 def test_the_full_prefilter_ignores_near_misses():
     """Spellings that contain a token without being lock-in: `.cu` inside `.cumsum`, `gencode`
     inside `ConditioningEncoder`, a wrapped library's name inside an attribute."""

@@ -20,7 +20,9 @@ class GpuKernelLibrary(KernelApiRule):
     suggestion = "Use {replacement}."
     supersedes = ("LK409",)
     # compiled extensions (see [gpu_kernel_library]) and a project's own `_C` extension
-    tokens = ("vllm._", "from vllm import _", "import _c", "._c import", "._c\n", "._c as")
+    # `from . import _C`, not `import _compute_mask_indices` (own GPU modules: registry.build_prefilter)
+    tokens = ("vllm._", "from vllm import _", "import _c\n", "import _c ", "import _c,", "import _c\r", "._c import", "._c\n",
+              "._c as")
     what = ("Finds imports and uses of GPU kernel libraries: flash-attn (and its compiled modules), FlashAttention-3, "
             "xformers, apex, mamba-ssm, causal-conv1d, FlashInfer, FlashMLA, DeepGEMM, DeepEP, Transformer Engine, "
             "fbgemm_gpu, wrappers named after them (`vllm.utils.flashinfer`), vLLM's compiled CUDA ops, Liger Kernel, sgl-kernel, TileLang, Unsloth and the CUTLASS/CuTe and QuACK DSLs "
@@ -142,8 +144,19 @@ class GpuKernelLibrary(KernelApiRule):
 
 def gpu_module(module: str, ctx: PythonContext) -> bool:
     """Whether a module's own name (below its top package) says GPU code: `pkg.triton_utils`,
-    `pkg.ops.kernels`, not `pkg.triton_utils.mixin` (a helper inside a GPU package)."""
-    words = frozenset(ctx.catalogue.table("contexts").get("own_package", {}).get("gpu_words", ()))
+    `pkg.triton_utils.kernels`, `pkg.ops.kernels` in a file that says "cuda", not
+    `pkg.triton_utils.mixin` (a helper inside a GPU package) nor every `pkg.kernels`."""
+    table = ctx.catalogue.table("contexts").get("own_package", {})
     parts = module.lower().split(".")[1:]
     last = parts[-1] if parts else ""
-    return last in words or any(token in words for token in last.split("_") if token)
+    tokens = {last, *(token for token in last.split("_") if token)}
+    if not tokens.isdisjoint(table.get("gpu_words", ())):
+        return True
+    if tokens.isdisjoint(table.get("generic_gpu_words", ())):
+        return False
+    if any(not {part, *part.split("_")}.isdisjoint(table.get("gpu_words", ())) for part in parts[:-1]):
+        return True  # `pkg.triton_utils.kernels`: kernels inside a GPU package
+    says_cuda = ctx.state.get("LK409:cuda")
+    if says_cuda is None:
+        says_cuda = ctx.state["LK409:cuda"] = "cuda" in ctx.text.lower()
+    return says_cuda
