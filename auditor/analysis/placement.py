@@ -78,6 +78,8 @@ def integration_package(path: str, text: str, contexts: dict, facts: FileFacts) 
         return None
     if stem in contexts.get("guards", {}).get("words", {}):
         return None  # cuda.py, xpu.py: a backend module, not an integration
+    if stem not in text:
+        return None  # neither imported nor tested for (the common case: no regex to build)
     imports = re.findall(rf"^([ \t]*)(?:import|from)[ \t]+{re.escape(stem)}\b", text, re.MULTILINE)
     if "" in imports:
         return None  # imported at the module's top: a hard dependency of the module
