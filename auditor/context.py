@@ -133,16 +133,22 @@ class PythonContext(FileContext):
         self.rules_by_name: dict[str, Rule] = {}  # the active rules, for family-wide handlers
         self.pending: list[tuple[Rule, cst.CSTNode, dict[str, Any]]] = []
         self.in_annotation = 0  # > 0 while the walk is inside a type annotation
+        self._qualified: tuple[cst.CSTNode | None, str | None, int] = (None, None, -1)  # the last qualify() asked
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
-        """`th.cuda.synchronize` -> "torch.cuda.synchronize" when `th` is `import torch as th`."""
+        """`th.cuda.synchronize` -> "torch.cuda.synchronize" when `th` is `import torch as th`.
+        Several rules ask it of the same callee in a row: the last answer is kept."""
+        version = self.resolver.version
+        if node is self._qualified[0] and version == self._qualified[2]:
+            return self._qualified[1]
         parts = dotted_parts(node)
-        if not parts:
-            return None
-        head = self.resolver.lookup(parts[0])
+        head = self.resolver.lookup(parts[0]) if parts else None
         if head is None:
-            return None
-        return ".".join([head, *parts[1:]]) if len(parts) > 1 else head
+            value = None
+        else:
+            value = ".".join([head, *parts[1:]]) if len(parts) > 1 else head
+        self._qualified = (node, value, version)
+        return value
 
     def report(self, rule: Rule, node: cst.CSTNode, end_node: cst.CSTNode | None = None, **fields: Any) -> None:
         """Report `node` (up to the end of `end_node` when given); positions are computed after the

@@ -41,17 +41,21 @@ class Resolver:
         # file: what each import-bound name stands for, and every name bound to anything else.
         self.import_targets: dict[str, set[str]] = {}
         self.local_names: set[str] = set()
+        self.version = 0  # changes with every scope and binding: what a lookup answered may not hold after
 
     def push(self, kind: str, name: str = "") -> Scope:
+        self.version += 1
         self.current = Scope(kind, self.current, name)
         return self.current
 
     def pop(self) -> None:
         assert self.current.parent is not None
+        self.version += 1
         self.current = self.current.parent
 
     def bind(self, name: str, qualified: str | None = LOCAL, fallback: bool = False) -> None:
         """Bind `name` here; `fallback` marks `x = None` / except-block assignments."""
+        self.version += 1
         scope = self.current
         if name in scope.globals:
             scope = self.module
@@ -63,6 +67,7 @@ class Resolver:
         scope.bind(name, qualified, fallback)
 
     def declare_global(self, name: str) -> None:
+        self.version += 1
         self.current.globals.add(name)
 
     def lookup(self, name: str) -> str | None:

@@ -139,6 +139,7 @@ class ProjectInfo:
     # folder -> (the key its files share, whether the folder is named for CUDA, the CUDA words)
     _keys: dict[str, tuple[str, bool, re.Pattern]] = field(default_factory=dict, repr=False)
     _read_stamps: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _file_keys: dict[str, str] = field(default_factory=dict, repr=False)  # files named for CUDA: their own key
 
     def __post_init__(self) -> None:
         self.root = os.path.abspath(self.root)
@@ -187,8 +188,11 @@ class ProjectInfo:
             named = words.search(self._relative(path).lower().rpartition("/")[0]) is not None
             shared = self._keys[folder] = (self._shared(folder).key, named, words)
         key, named, words = shared
-        if named or words.search(path[len(folder):].lower()) is not None:
-            return self.facts(path, display).key  # named for CUDA: maybe a backend module
+        if named or words.search(path[len(folder):].lower()) is not None:  # named for CUDA: maybe a backend module
+            own = self._file_keys.get(path)
+            if own is None:
+                own = self._file_keys[path] = self.facts(path, display).key
+            return own
         return key
 
     def _shared(self, folder: str) -> FileFacts:
@@ -299,6 +303,7 @@ class ProjectInfo:
     def export(self) -> dict:
         """The per-folder keys computed so far and the stamps of the files they were read from."""
         return {"folders": {folder: [key, named] for folder, (key, named, _) in self._keys.items()},
+                "files": dict(self._file_keys),
                 "stamps": [[path, size, mtime] for path, (size, mtime) in sorted(self._read_stamps.items())],
                 "words": sorted(config().cuda_words)}
 
@@ -316,6 +321,7 @@ class ProjectInfo:
                     return False
             pattern = _words_pattern(frozenset(saved["words"]))  # no need to read the catalogue again
             self._keys = {folder: (key, bool(named), pattern) for folder, (key, named) in saved["folders"].items()}
+            self._file_keys = {str(path): str(key) for path, key in saved.get("files", {}).items()}
         except (KeyError, TypeError, ValueError):
             return False
         return True
