@@ -112,6 +112,7 @@ class Settings:
     jobs: int | None = None
     cache: bool = True
     cache_dir: str | None = None
+    cache_check: str = "stat"  # stat: size + mtime say a file is unchanged; content: its hash does
     progress: bool = False
     config_path: str | None = None  # the file these came from, for messages
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # key -> where it was set

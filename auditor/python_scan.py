@@ -10,8 +10,11 @@ import libcst as cst
 
 from auditor.catalogue import Catalogue
 from auditor.context import PythonContext
+from auditor.deep import run_deep
+from auditor.guard import guard_python
 from auditor.model import FileError, FileResult, Finding
 from auditor.positions import LineIndex, node_spans
+from auditor.textio import SourceError
 from auditor.walker import Walker
 
 if TYPE_CHECKING:
@@ -72,7 +75,31 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
     `floor` is the project's torch floor the fixes are judged against; findings of the `hidden`
     rules only hold fixes back (auditor/fix/policy.py) and are dropped. `module`: the text's tree
     when the caller already has it (the fixer). `gate_extra`: findings of the same file from other
-    readers (a notebook's shell lines) that the CUDA-clean gate must count too."""
+    readers (a notebook's shell lines) that the CUDA-clean gate must count too.
+
+    The guard (auditor/guard.py) decides first whether libcst may see the text at all; the parse
+    and the walk then run on the large-stack thread (auditor/deep.py), or in an isolated child
+    process when CPython could not vouch for the file (auditor/isolate.py)."""
+    args = (path, text, walker, catalogue, after_walk, floor, hidden, module, gate_extra)
+    if module is not None:  # parsed by the caller, from a text that passed the guard
+        return run_deep(_scan, *args)
+    try:
+        isolate = guard_python(text)
+    except SourceError as exc:
+        return FileResult(path, errors=[FileError(path, exc.kind, exc.message)])
+    if not isolate:
+        return run_deep(_scan, *args)
+    from auditor.isolate import IsolationFailure, deadline_for, run_isolated
+
+    try:
+        return run_isolated(_scan, *args, timeout=deadline_for(len(text)))
+    except IsolationFailure as exc:
+        return FileResult(path, errors=[FileError(path, exc.kind, exc.message)], parsed=True)
+
+
+def _scan(path: str, text: str, walker: Walker, catalogue: Catalogue,
+          after_walk: Callable[[PythonContext], None] | None, floor: TorchFloor | None, hidden: frozenset[str],
+          module: cst.Module | None, gate_extra: tuple[Finding, ...]) -> FileResult:
     result = FileResult(path=path, parsed=True)
     try:
         module = module if module is not None else parse_module(text)
