@@ -18,17 +18,13 @@ generator.py) has 51,609 units and takes 263 MB; a 9 MB file (3 GB and 40 s befo
 from __future__ import annotations
 
 import ast
-import operator
 import re
 import sys
 from functools import lru_cache
-from itertools import accumulate, count
 
-from auditor.textio import SourceError
+from auditor.textio import SourceError, brackets_too_deep
 
 MAX_PARSE_UNITS = 60_000
-# CPython refuses more than 200 nested brackets; below that libcst parses quickly.
-MAX_BRACKET_DEPTH = 200
 # Cheap counts decide which files get CPython's exact check (a tenth of a libcst parse, plus a walk
 # of the tree): below them, the deepest chain a crafted file can build costs libcst a few seconds.
 # Ordinary code is dense in attributes and calls, so those are judged by their joints (see _JOINTS)
@@ -46,8 +42,6 @@ _DEFAULT_RECURSION_LIMIT = 1000
 
 _STRUCTURE = b"\n()[]{}.,:;=+-*/%@&|^~<>"
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in _STRUCTURE)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"()[]{}")
-_BRACKET_SIGN = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
 _NESTING_KEYWORDS = (b"lambda", b"else", b"not ", b"await")  # nest like unary operators
 _OTHER_KEYWORDS = (b" for ", b" and ", b" or ", b" if ", b"'", b'"')
 _GAP = rb"(?:[ \t\f\r\n\\]|#[^\r\n]*+)*+"  # what may stand between two tokens of one expression
@@ -67,16 +61,6 @@ def _attribute_run(links: int) -> re.Pattern[bytes]:
     """`links` attribute accesses in a row (`.a.b.c`), blanks and comments allowed between."""
     return re.compile(rb"\." + _GAP + rb"[A-Za-z_]\w*+" + _GAP + rb"(?:\." + _GAP + rb"[A-Za-z_]\w*+" + _GAP
                       + rb"){%d}" % (links - 1))
-
-
-def brackets_too_deep(data: bytes, limit: int = MAX_BRACKET_DEPTH) -> bool:
-    """Whether brackets nest deeper than `limit`, counting those in strings and comments too
-    (an upper bound of the real nesting, computed at C speed)."""
-    marks = data.translate(None, _NOT_BRACKETS)
-    if marks.count(b"(") + marks.count(b"[") + marks.count(b"{") <= limit:
-        return False
-    # After k brackets the depth is opened - closed = 2 * opened - k.
-    return max(map(operator.sub, accumulate(marks.translate(_BRACKET_SIGN)), count(1))) > limit
 
 
 class _Counts:

@@ -1,7 +1,7 @@
 """Running one risky piece of work in a forked child with a memory limit and a deadline.
 
 Used where nothing cheaper can vouch for an input: a file CPython cannot parse (newer grammar or
-broken) that the guard would otherwise have checked (auditor/textio.py), and the files a pool
+broken) that the guard would otherwise have checked (auditor/guard.py), and the files a pool
 worker was checking when it died (auditor/parallel.py). The child inherits everything it needs
 through fork, limits its address space (RLIMIT_AS) so a blow-up fails in the child instead of
 exhausting the machine, dies with its parent, and sends its result back pickled. A crash, the
