@@ -264,6 +264,18 @@ def test_includes_never_leave_the_scanned_folder(tmp_path):
     assert [(f.path, f.rule) for f in result.findings] == [("sub/more.in", "LK504")]
 
 
+def test_conda_pip_includes_stay_inside_the_scanned_folder(tmp_path):
+    write(tmp_path, {"secrets.txt": "nvidia-cudnn-cu12  # token=hunter2\n"})
+    repo = write(tmp_path / "repo", {
+        "env/environment.yml": "dependencies:\n  - pip:\n    - -r ../reqs/base.in\n    - -r ../../secrets.txt\n",
+        "reqs/base.in": "cupy-cuda12x\n"})
+    result = run_scan(repo, select=["LK5"])
+    dump = json.dumps([f.to_dict() for f in result.findings] + [e.to_dict() for e in result.errors])
+    assert "hunter2" not in dump and "cudnn" not in dump
+    assert any(e.kind == "include" and "../../secrets.txt" in e.message for e in result.errors)
+    assert ("reqs/base.in", "LK504") in {(f.path, f.rule) for f in result.findings}
+
+
 # -- writes outside the tree ---------------------------------------------------------------------------
 
 def test_a_symlinked_cache_folder_is_never_followed(tmp_path):
