@@ -530,7 +530,9 @@ class _Scan:
 
         jobs = resolve_jobs(self.options.jobs)
         unread = [(i, self.files[i], self.stats[i][0] if self.stats[i] else 0, self._expected(i)) for i in misses]
-        if prefilter_in_pool(jobs, unread):
+        # Files with a cached digest (stat changed, or --cache-check content) are mostly served by
+        # hashing alone: only the others make reading and prefiltering worth a pool.
+        if prefilter_in_pool(jobs, [task for task in unread if task[3] is None]):
             runtime = self._runtime()
             tasks, held = unread, {}  # a big cold run: the workers read and prefilter too
         else:
