@@ -203,6 +203,8 @@ def _parse(data: bytes, path: str) -> dict:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix it or run with --isolated") from None
+    except RecursionError:  # tomllib recurses once per nested array or table
+        raise ConfigError(f"{path}: not valid TOML (nested too deeply); fix it or run with --isolated") from None
 
 
 def _repository_root(directory: str) -> str:

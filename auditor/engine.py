@@ -126,6 +126,9 @@ class Runtime:
     def check_data(self, source: SourceFile, data: bytes) -> FileResult:
         try:
             return self._check(source, data)
+        except RecursionError:  # a reader (TOML, JSON, YAML) recursing once per level of the file's nesting
+            return FileResult(source.display, errors=[FileError(
+                source.display, "parse", "nested too deeply to read; not scanned")])
         except Exception as exc:  # a bug in one rule must not lose the other files' findings
             return FileResult(source.display, errors=[FileError(
                 source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])

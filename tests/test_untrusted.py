@@ -414,9 +414,25 @@ def test_pyproject_with_identical_or_many_entries_is_linear():
     assert ratio(lambda: _read_pyproject(distinct), lambda: _read_pyproject(half)) < 4  # twice the input
 
 
-def test_deeply_nested_toml_is_a_parse_error(tmp_path):
-    result = run_scan(write(tmp_path, {"pyproject.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"}))
-    assert errors_of(result)["pyproject.toml"][0] == "parse"
+def test_deeply_nested_data_files_are_parse_errors(tmp_path):
+    """tomllib, json and the YAML reader recurse once per level: a RecursionError was an
+    `internal` error; it is a `parse` error of that file."""
+    deep_toml = "x = " + "[" * 5000 + "]" * 5000 + "\n"
+    files = {"pyproject.toml": deep_toml, "configs/train.toml": "[tool]\ndevice = 'cuda'\n" + deep_toml,
+             "ds_config.json": "[" * 50_000 + "]" * 50_000, "good.py": SYNC}
+    result = run_scan(write(tmp_path, files))
+    kinds = {path: kind for path, (kind, _) in errors_of(result).items()}
+    assert kinds.get("pyproject.toml") == "parse" and "internal" not in kinds.values(), kinds
+    assert findings_of(result, "good.py") == [(2, "LK204")]
+
+
+def test_deeply_nested_configuration_is_a_configuration_error(tmp_path, capsys):
+    from auditor.cli import main
+
+    write(tmp_path, {"lockin-auditor.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n", "a.py": SYNC})
+    assert main([str(tmp_path), "--no-cache"]) == 2
+    _, err = capsys.readouterr()
+    assert "nested too deeply" in err and "internal" not in err
 
 
 def test_cuda_comment_stripping_is_linear():
