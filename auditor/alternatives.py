@@ -65,14 +65,13 @@ def _targets(source: SourceFile, size: int) -> set[str]:
     from auditor.catalogue import load_catalogue
     from auditor.checks._containers import alternative_targets, named_targets, nvidia_image
     from auditor.readers.dockerfile import final_image
-    from auditor.textio import SourceError, decode_text
+    from auditor.textio import SourceError, decode_text, read_regular_file
 
     if size > _MAX_BYTES:
         return set()
-    try:
-        with open(source.path, "rb") as handle:
-            image = final_image(decode_text(handle.read()))
-    except (OSError, SourceError):
+    try:  # a regular file only (a FIFO named Dockerfile would block a plain open), never a link
+        image = final_image(decode_text(read_regular_file(source.path, _MAX_BYTES)))
+    except SourceError:
         return set()
     catalogue = load_catalogue()
     if not image or nvidia_image(image, catalogue) is not None:

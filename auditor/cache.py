@@ -14,17 +14,29 @@ Besides the per-file entries, `meta` keeps what the settings imply and the last 
 the selected rule codes and registry warnings, the prefilter (so a run whose changed files all
 fail it needs neither the rules nor libcst; see engine._Scan._check) and the discovered file list
 with the folder stamps it depends on (engine._discover). Concurrent runs (pre-commit batches)
-merge their entries on save."""
+merge their entries on save.
+
+The cache folder usually sits inside the scanned (untrusted) repository, so it is handled as
+hostile ground: it is never used through a symbolic link, every file in it is opened relative to
+the folder's descriptor without following links, created exclusively (a planted link cannot
+redirect a write) and renamed into place; it is only used when this tool created it (our
+CACHEDIR.TAG is in it) or it is empty; only the catch-all `.gitignore` of a folder this tool
+created is written; pruning removes only `results-*.bin` regular files. A `--cache-dir` that
+holds anything else is refused (exit 2)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import marshal
 import os
+import re
+import stat
 import sys
-import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 
 from auditor import __version__
@@ -118,6 +130,7 @@ _TEXTS = (4, 5, 6, 7, 8, 9, 11, 13)  # rule, name, category, severity, message, 
 _FIX = 15  # in a finding row: None, or (applicability, message, min_torch, reason, ((line, column, end_line, end_column, content), ...))
 _ROW_LENGTH = 16
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))
+_NOT_CACHED = frozenset({"internal", "crash", "timeout"})
 _NOTHING = FileResult("")  # the cached result of the many files without findings or errors; never mutated
 
 
@@ -143,9 +156,15 @@ class Cache:
     _texts: dict = field(default_factory=dict)
     loaded_stat: tuple[int, int] | None = None  # (size, mtime_ns) of the file as loaded
 
+    usable: bool = True  # False: the folder is not ours (a link, foreign content); no reading, no writing
+
+    @property
+    def name(self) -> str:
+        return f"results-{self.key}.bin"
+
     @property
     def path(self) -> str:
-        return os.path.join(self.directory, f"results-{self.key}.bin")
+        return os.path.join(self.directory, self.name)
 
     def entry_key(self, display: str, facts: str = "") -> str:
         """A file's key: its path from the project root, however the run that met it was called;
@@ -185,8 +204,8 @@ class Cache:
         return entry[_DIGEST] if entry is not None and entry[_SIZE] == size else None
 
     def store(self, result: FileResult, size: int, mtime_ns: int, content_digest: str, facts: str = "") -> None:
-        if any(error.kind == "internal" for error in result.errors):
-            return  # a crash in a rule is not a property of the file; try again next time
+        if any(error.kind in _NOT_CACHED for error in result.errors):
+            return  # a bug, a crash or the clock: not a property of the file; try again next time
         key = self.entry_key(result.path, facts)
         self.entries[key] = [
             size, mtime_ns, content_digest, self.settled(mtime_ns), result.parsed,
@@ -244,15 +263,17 @@ class Cache:
 
     def _read(self, warn: bool) -> tuple[dict, dict, list, tuple[int, int]] | None:
         """(entries, meta, effects tables, file stat), or None when missing or unusable."""
+        if not self.usable:
+            return None
         try:
-            with open(self.path, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                raw = handle.read()
+            with _folder(self.directory) as folder:
+                raw, info = _read_file(folder, self.name)
         except FileNotFoundError:
             return None
         except OSError as exc:
             if warn:
-                self.warnings.append(f"cache file {self.path} is unreadable ({exc.strerror}); scanning without it")
+                self.warnings.append(f"cache file {self.path} is unreadable ({exc.strerror or exc}); "
+                                     "scanning without it")
             return None
         try:
             data = _decode(raw)
@@ -275,7 +296,8 @@ class Cache:
         """Another run (pre-commit runs several side by side) saved since this one loaded: keep
         its entries for the files this run did not check, instead of writing over them."""
         try:
-            info = os.stat(self.path)
+            with _folder(self.directory) as folder:
+                info = os.stat(self.name, dir_fd=folder, follow_symlinks=False)
         except OSError:
             return
         if (info.st_size, info.st_mtime_ns) == self.loaded_stat:
@@ -301,7 +323,7 @@ class Cache:
 
     def save(self, keep: set[str] | None = None) -> None:
         """Write atomically (temp file + rename); `keep` limits the entries to those paths."""
-        if not self.dirty:
+        if not self.dirty or not self.usable:
             return
         if keep is None:
             self._merge_concurrent()
@@ -310,15 +332,9 @@ class Cache:
                            "files": entries})
         try:
             prepare_directory(self.directory)
-            handle, temp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".bin")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(payload)
-                os.replace(temp, self.path)
-            except BaseException:
-                _remove(temp)
-                raise
-            _prune(self.directory)
+            with _folder(self.directory) as folder:
+                _write_file(folder, self.name, payload)
+                _prune(folder)
         except OSError as exc:
             self.warnings.append(f"cannot write the cache in {self.directory} ({exc.strerror or exc}); "
                                  f"use --cache-dir or --no-cache")
@@ -369,31 +385,141 @@ def _fix_from_row(row: tuple | list | None) -> Fix | None:
     return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch, reason)
 
 
-def prepare_directory(directory: str) -> None:
-    """Create the cache folder with its CACHEDIR.TAG and a .gitignore that ignores everything."""
-    os.makedirs(directory, exist_ok=True)
-    for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by lockin-auditor.\n*\n")):
-        target = os.path.join(directory, name)
-        if not os.path.exists(target):
-            with open(target, "w", encoding="utf-8") as out:
-                out.write(content)
+class CacheDirRefused(Exception):
+    """--cache-dir names a folder audit cannot take over (a link, or other files in it)."""
 
 
-def _remove(path: str) -> None:
+_GITIGNORE = "# Created by lockin-auditor.\n*\n"
+_RESULTS = re.compile(r"results-[0-9a-f]{24}\.bin\Z")
+_OPEN_FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+_MAX_CACHE_BYTES = 2 * 1024**3
+
+
+@contextmanager
+def _folder(directory: str) -> Iterator[int]:
+    """The cache folder's descriptor; a symbolic link there fails (ELOOP or ENOTDIR)."""
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _OPEN_FLAGS)
     try:
-        os.remove(path)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _read_file(folder: int, name: str, limit: int = _MAX_CACHE_BYTES) -> tuple[bytes, os.stat_result]:
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _OPEN_FLAGS, dir_fd=folder)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return handle.read(limit), info
+
+
+def _write_file(folder: int, name: str, data: bytes) -> None:
+    """Write `name` atomically: a fresh file created exclusively (never through a planted link),
+    then renamed over the old one (a rename replaces a link, it does not follow it)."""
+    temp = f".tmp-{os.urandom(8).hex()}.bin"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644, dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        _remove(folder, temp)
+        raise
+
+
+def _create_once(folder: int, name: str, content: str) -> None:
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644, dir_fd=folder)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(content)
+
+
+def prepare_directory(directory: str) -> None:
+    """Create the cache folder when missing, with its CACHEDIR.TAG and a .gitignore that ignores
+    everything (only in a folder created here); an empty folder is adopted with a tag only."""
+    created = False
+    if not os.path.lexists(directory):
+        os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
+        try:
+            os.mkdir(directory)
+            created = True
+        except FileExistsError:
+            pass
+    with _folder(directory) as folder:
+        _create_once(folder, "CACHEDIR.TAG", CACHEDIR_TAG)
+        if created:
+            _create_once(folder, ".gitignore", _GITIGNORE)
+
+
+def read_in_folder(directory: str, name: str, limit: int = 1024 * 1024) -> bytes | None:
+    """A small file this tool keeps in the cache folder (never through a link, never a FIFO), or
+    None when missing or unusable."""
+    try:
+        with _folder(directory) as folder:
+            return _read_file(folder, name, limit)[0]
+    except OSError:
+        return None
+
+
+def write_in_folder(directory: str, name: str, data: bytes) -> bool:
+    """Write a small file into the cache folder the way results are written; False when the
+    folder is not ours or cannot be written (it only costs the next run time)."""
+    if folder_problem(directory) is not None:
+        return False
+    try:
+        prepare_directory(directory)
+        with _folder(directory) as folder:
+            _write_file(folder, name, data)
+    except OSError:
+        return False
+    return True
+
+
+def folder_problem(directory: str) -> str | None:
+    """Why `directory` cannot be the cache folder, or None: missing, empty or tagged by us is fine."""
+    try:
+        with _folder(directory) as folder:
+            names = os.listdir(folder)
+            if not names:
+                return None
+            try:
+                tag, _ = _read_file(folder, "CACHEDIR.TAG", len(CACHEDIR_TAG) + 1)
+            except OSError:
+                tag = b""
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(directory):
+            return "it is a symbolic link"
+        if exc.errno == errno.ENOTDIR and os.path.lexists(directory):
+            return "it is not a folder"
+        return None  # unreachable or unreadable: saving will say so
+    if tag.decode("utf-8", "replace") == CACHEDIR_TAG:
+        return None
+    return "it holds other files (no lockin-auditor CACHEDIR.TAG)"
+
+
+def _remove(folder: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=folder)
     except OSError:
         pass
 
 
-def _prune(directory: str) -> None:
-    """Keep the most recently written result files only (one per settings variant)."""
-    files = [e for e in os.scandir(directory) if e.name.startswith("results-")]
+def _prune(folder: int) -> None:
+    """Keep the most recently written result files only (one per settings variant); only regular
+    files named like the ones this module writes are ever removed."""
+    with os.scandir(folder) as listing:
+        files = [(entry.stat(follow_symlinks=False).st_mtime_ns, entry.name) for entry in listing
+                 if _RESULTS.match(entry.name) and entry.is_file(follow_symlinks=False)]
     if len(files) <= MAX_CACHE_FILES:
         return
-    files.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
-    for entry in files[MAX_CACHE_FILES:]:
-        _remove(entry.path)
+    files.sort(reverse=True)
+    for _, name in files[MAX_CACHE_FILES:]:
+        _remove(folder, name)
 
 
 def cache_location(scan_root: str, cache_dir: str | None) -> tuple[str, str]:
@@ -412,5 +538,13 @@ def open_cache(scan_root: str, cache_dir: str | None, select: list[str] | None, 
     relative = os.path.relpath(base, project).replace(os.sep, "/")
     prefix = "" if relative == "." else relative + "/"
     cache = Cache(directory, settings_key(select, ignore, max_bytes, extra), project, prefix, base)
+    problem = folder_problem(directory)
+    if problem is not None:
+        if cache_dir:
+            raise CacheDirRefused(f"--cache-dir {cache_dir or '.'}: {problem}; give a new or empty folder, "
+                                  "or --no-cache")
+        cache.usable = False
+        cache.warnings.append(f"the cache folder {directory} is not used: {problem}")
+        return cache
     cache.load()
     return cache

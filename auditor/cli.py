@@ -2,8 +2,9 @@
 the rules, `audit explain CODE_OR_NAME` prints one rule's docs.
 
 Exit codes: 0 the run succeeded and the gate passed; 1 a --fail-under / --fail-on gate failed
-(after --fix: on what remains), or --diff has something to fix; 2 a usage error, a missing path
-or an internal error, with one line on stderr saying what to do.
+(after --fix: on what remains), or --diff has something to fix; 2 a usage error, a missing path,
+a report that cannot be written or an internal error, with one line on stderr saying what to do;
+130 interrupted (Ctrl-C).
 The report goes to stdout (or --output); warnings and gate messages go to stderr, so
 `--format json` output is always parseable.
 
@@ -13,6 +14,7 @@ type. A file written with --output gets no colour unless `--color always`."""
 
 # No `from __future__ import annotations` here: typer reads every option's Annotated[...] from the
 # signature, and as strings each would be evaluated again on every run (~10 ms with this many options).
+import math
 import os
 import sys
 from collections.abc import Iterable
@@ -30,6 +32,8 @@ if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of the
     from auditor.config import Settings
 
 COMMANDS = ("scan", "rules", "explain")
+INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
+MAX_FILE_SIZE_MB = 10_000
 GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
 
 app = typer.Typer(
@@ -41,6 +45,23 @@ app = typer.Typer(
 
 class UsageProblem(Exception):
     """A problem with what the user asked for: exit 2 with this one line."""
+
+
+def stderr_line(line: str) -> None:
+    """One line on stderr; nothing when stderr is closed (print(file=None) would write to stdout
+    and corrupt a JSON report)."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        print(line, file=stream)
+    except (OSError, ValueError):
+        pass
+
+
+class CacheCheck(StrEnum):
+    stat = "stat"
+    content = "content"
 
 
 class ListFormat(StrEnum):
@@ -182,6 +203,9 @@ def scan(
     cache_dir: Annotated[Path | None, typer.Option(
         "--cache-dir", help="Where the results cache lives (default: .lockin_auditor_cache/ at the project root).",
         show_default=False, rich_help_panel=RUNNING)] = None,
+    cache_check: Annotated[CacheCheck, typer.Option(
+        "--cache-check", help="How a cached file is known unchanged: stat (size and mtime, as ruff) or content "
+        "(a hash of every file, for trees whose mtimes cannot be trusted).", rich_help_panel=RUNNING)] = CacheCheck.stat,
 ) -> int:
     """Scan PATHS for NVIDIA lock-in and report findings and portability scores."""
     from auditor.config import anchor, load_settings
@@ -189,10 +213,14 @@ def scan(
     from auditor.run import Request, execute
 
     given = _existing_paths(paths)
+    if fail_under is not None and not math.isfinite(fail_under):
+        raise UsageProblem("--fail-under must be a number from 0 to 100")
+    if not math.isfinite(max_file_size) or max_file_size > MAX_FILE_SIZE_MB:
+        raise UsageProblem(f"--max-file-size must be a number of MB from 0.001 to {MAX_FILE_SIZE_MB:,}")
     overrides: dict[str, object] = {
         "max_bytes": int(max_file_size * 1024 * 1024), "jobs": jobs or None, "cache": not no_cache,
-        "cache_dir": str(cache_dir) if cache_dir else None, "quiet": quiet, "statistics": statistics,
-        "exit_zero": exit_zero,
+        "cache_dir": str(cache_dir) if cache_dir else None, "cache_check": cache_check.value, "quiet": quiet,
+        "statistics": statistics, "exit_zero": exit_zero,
     }
     cwd = os.getcwd()
     optional = {
@@ -269,7 +297,7 @@ def _show_progress(settings: "Settings") -> bool:
 
 def _warn(warnings: Iterable[str]) -> None:
     for warning in warnings:
-        print(f"audit: warning: {warning}", file=sys.stderr)
+        stderr_line(f"audit: warning: {warning}")
 
 
 def silence_stdout() -> None:
@@ -323,33 +351,58 @@ def route(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from typer.exceptions import TyperException
 
+    from auditor.cache import CacheDirRefused
     from auditor.config import ConfigError
 
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
         outcome = command.main(args=args, prog_name="audit", standalone_mode=False)
-    except (UsageProblem, ConfigError) as exc:
-        print(f"audit: error: {exc}", file=sys.stderr)
+    except (UsageProblem, ConfigError, CacheDirRefused) as exc:
+        stderr_line(f"audit: error: {exc}")
         return 2
     except TyperException as exc:
         message = " ".join(exc.format_message().replace("Value error, ", "").split())
-        print(f"audit: error: {message} (run `audit --help` for usage)", file=sys.stderr)
+        stderr_line(f"audit: error: {message} (run `audit --help` for usage)")
         return getattr(exc, "exit_code", 2) if getattr(exc, "exit_code", 2) != 1 else 2
     except typer.Exit as exc:
+        if exc.exit_code == INTERRUPTED:
+            stderr_line("audit: interrupted")
         return exc.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        print("audit: interrupted", file=sys.stderr)
-        return 130
+        stderr_line("audit: interrupted")
+        return INTERRUPTED
     except BrokenPipeError:
         silence_stdout()
         return 0
     except Exception as exc:  # no traceback ever reaches the user
-        print(f"audit: internal error: {type(exc).__name__}: {exc} (please report it; rerun with "
-              f"--select to narrow it down)", file=sys.stderr)
+        stderr_line(f"audit: internal error: {type(exc).__name__}: {exc} (please report it; rerun with "
+                    f"--select to narrow it down)")
         return 2
+    if outcome == INTERRUPTED:  # typer turns Ctrl-C into a silent return of 130
+        stderr_line("audit: interrupted")
     return outcome if isinstance(outcome, int) else 0
 
 
+def _standard_streams() -> None:
+    """A closed stdin, stdout or stderr (`audit . 2>&-`) is reopened on /dev/null, so no file this
+    run opens can take its descriptor and receive what was meant for it; report text that cannot
+    be encoded is escaped rather than fatal."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                opened = os.open(os.devnull, os.O_RDWR)
+                if opened != fd:
+                    os.dup2(opened, fd)
+                    os.close(opened)
+            except OSError:
+                pass
+    if sys.stdout is not None and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 def entry_point() -> None:
+    _standard_streams()
     sys.exit(main())

@@ -112,6 +112,7 @@ class Settings:
     jobs: int | None = None
     cache: bool = True
     cache_dir: str | None = None
+    cache_check: str = "stat"  # stat: size + mtime say a file is unchanged; content: its hash does
     progress: bool = False
     config_path: str | None = None  # the file these came from, for messages
     origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # key -> where it was set
@@ -202,6 +203,8 @@ def _parse(data: bytes, path: str) -> dict:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix it or run with --isolated") from None
+    except RecursionError:  # tomllib recurses once per nested array or table
+        raise ConfigError(f"{path}: not valid TOML (nested too deeply); fix it or run with --isolated") from None
 
 
 def _repository_root(directory: str) -> str:

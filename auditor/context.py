@@ -10,6 +10,7 @@ import libcst as cst
 from auditor.catalogue import ApiEntry, Catalogue
 from auditor.model import FileError, Finding
 from auditor.names import Resolver, dotted_parts
+from auditor.textio import split_lines
 
 if TYPE_CHECKING:
     from auditor.analysis.placement import Where
@@ -58,8 +59,9 @@ class FileContext:
 
     @property
     def lines(self) -> list[str]:
+        """The text's lines as Python counts them (textio.split_lines): `\\n`, `\\r\\n` and `\\r`."""
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = split_lines(self.text)
         return self._lines
 
     def error(self, kind: str, message: str) -> None:

@@ -35,6 +35,7 @@ SKIPPED_DIRS = frozenset({
 # A directory holding one of these files is a virtualenv or a tool cache (CACHEDIR.TAG is the
 # cache-directory standard that pip, cargo and others follow).
 MARKER_FILES = ("pyvenv.cfg", "CACHEDIR.TAG")
+IGNORE_FILE_BYTES = 1024 * 1024  # a .gitignore larger than this is not read
 _ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without a slash
 
 
@@ -83,7 +84,19 @@ def name_kind(name: str, explicit: bool = False, parent: str | None = None, path
 
 def display_path(path: str, root: str) -> str:
     rel = os.path.relpath(os.path.abspath(path), root)
-    return PurePosixPath(Path(rel)).as_posix() if os.sep != "/" else rel
+    return shown_name(PurePosixPath(Path(rel)).as_posix() if os.sep != "/" else rel)
+
+
+def shown_name(name: str) -> str:
+    """A file name as every report shows it: bytes that are not UTF-8 (which Python keeps as
+    lone surrogates) become `\\xNN`, so JSON and text stay valid UTF-8 and agree."""
+    if name.isascii():
+        return name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
 
 
 class _Layer:
@@ -143,11 +156,12 @@ class _GitIgnore:
     def load(self, directory: str, filename: str = ".gitignore") -> bool:
         if self.stamps is not None:
             _stamp(self.stamps, os.path.join(directory, filename))
-        try:
-            with open(os.path.join(directory, filename), encoding="utf-8", errors="replace") as handle:
-                lines = handle.read().splitlines()
-            layer = _Layer(os.path.join(directory, ""), lines)
-        except (OSError, ValueError):  # an unreadable or malformed .gitignore ignores nothing
+        from auditor.textio import SourceError, read_regular_file
+
+        try:  # as git: never through a link, never a FIFO; a capped size
+            data = read_regular_file(os.path.join(directory, filename), IGNORE_FILE_BYTES)
+            layer = _Layer(os.path.join(directory, ""), data.decode("utf-8", "replace").splitlines())
+        except (SourceError, ValueError):  # an unreadable, special or malformed .gitignore ignores nothing
             return False
         self.layers.append(layer)
         return True
@@ -255,7 +269,8 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
             if kind is None:
                 found.skipped.append((given, reason or _why_not_read(given)))
                 continue
-            add(given, display_path(given, root), kind)
+            # A link given by name is followed here, the one time: the reader never follows one.
+            add(os.path.realpath(given) if os.path.islink(given) else given, display_path(given, root), kind)
     found.files.sort(key=lambda f: f.display)
     found.errors = sorted(set(found.errors))
     found.stamps = stamps if not found.errors else None
@@ -343,11 +358,14 @@ class _Walk:
         self.excludes = excludes
         self.stamps = stamps  # recorded when the caller may reuse this walk
         self.reusable = True  # False once the walk met something its stamps cannot cover
+        self.top = root  # the folder this walk scans (set by run)
+        self._real_top: str | None = None
 
     def error(self, display: str, kind: str, message: str) -> None:
         self.found.errors.append(FileError(display or ".", kind, message))
 
     def run(self, top: str) -> None:
+        self.top, self._real_top = top, None
         prefix = display_path(top, self.root)
         prefix = "" if prefix == "." else prefix + "/"
         if self.ignore is not None:
@@ -382,7 +400,7 @@ class _Walk:
         subdirs: list[tuple[str, str, int]] = []
         for entry in entries:
             name = entry.name
-            display = prefix + name
+            display = prefix + (name if name.isascii() else shown_name(name))
             try:
                 if entry.is_symlink():
                     self.symlink(entry, display, parent)
@@ -409,7 +427,9 @@ class _Walk:
         return self.ignore is not None and bool(self.ignore.layers) and self.ignore.ignored(path, is_dir)
 
     def symlink(self, entry: os.DirEntry, display: str, parent: str) -> None:
-        """Links to files are read; links to directories are not followed; loops become errors."""
+        """Links to regular files inside the scanned folder are read (through their resolved
+        path, so the reader never follows a link); links to directories are not followed; loops,
+        broken links, links out of the scanned folder and links to devices or pipes are errors."""
         self.reusable = False  # a link's target can change without any folder changing: walk again
         kind = file_kind(entry.name, parent=parent)
         try:
@@ -424,4 +444,21 @@ class _Walk:
             return
         if stat.S_ISDIR(mode) or kind is None or self.skipped(entry.path, entry.name, display, False):
             return
-        self.add(entry.path, display, kind)
+        target = os.path.realpath(entry.path)
+        if not _inside(target, self.real_top):
+            self.error(display, "read", "symbolic link to a file outside the scanned folder; not followed")
+        elif not stat.S_ISREG(mode):
+            self.error(display, "read", "symbolic link to a device, pipe or socket, not a regular file; not read")
+        else:
+            self.add(target, display, kind)
+
+    @property
+    def real_top(self) -> str:
+        """The scanned folder as links resolve: what a link may point into."""
+        if self._real_top is None:
+            self._real_top = os.path.realpath(self.top)
+        return self._real_top
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -13,7 +13,7 @@ from auditor.config import ConfigError, Settings, nearest
 from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
 from auditor.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import FileError, FileResult, Finding
-from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
+from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text, read_regular_file, text_problem
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
     from collections.abc import Callable
@@ -70,7 +70,7 @@ class Runtime:
 
     def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES,
                  settings: Settings | None = None, floor: TorchFloor | None = None,
-                 project: ProjectInfo | None = None) -> None:
+                 project: ProjectInfo | None = None, root: str | None = None) -> None:
         from auditor.analysis.project import ProjectInfo
         from auditor.fix.floor import TorchFloor
         from auditor.fix.policy import gate_rules
@@ -83,6 +83,7 @@ class Runtime:
         self.settings = settings
         self.floor = floor or TorchFloor()
         self.project = project if project is not None else ProjectInfo(os.getcwd())
+        self.root = root  # the scanned folder: includes never read outside it
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
         # Rules left out of the selection whose findings still keep a file from being CUDA-clean
         # (auditor/fix/policy.py): they run, their findings only hold fixes back.
@@ -130,6 +131,9 @@ class Runtime:
     def check_data(self, source: SourceFile, data: bytes) -> FileResult:
         try:
             return self._check(source, data)
+        except RecursionError:  # a reader (TOML, JSON, YAML) recursing once per level of the file's nesting
+            return FileResult(source.display, errors=[FileError(
+                source.display, "parse", "nested too deeply to read; not scanned")])
         except Exception as exc:  # a bug in one rule must not lose the other files' findings
             return FileResult(source.display, errors=[FileError(
                 source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
@@ -139,7 +143,7 @@ class Runtime:
         # may hold suppression comments, which then silence nothing.
         holds_nothing = not may_hold_findings(source, data, self.may_match)
         if holds_nothing and not (self.unused_rule is not None and may_hold_directive(data)):
-            return FileResult(source.display)
+            return unchecked_result(source, data)
         kind = KINDS_BY_NAME[source.kind]
         if kind.max_bytes is not None and len(data) > kind.max_bytes:
             return FileResult(source.display, errors=[FileError(
@@ -147,9 +151,7 @@ class Runtime:
                 f"{kind.max_bytes / 1e6:.0f} MB limit for a {kind.name} file; not scanned")])
         try:
             text = decode_python(data) if kind.decode == "python" else decode_text(data)
-        except SourceError as exc:
-            if holds_nothing:
-                return FileResult(source.display)
+        except SourceError as exc:  # reported whether or not the file could hold a finding (README)
             return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
         if holds_nothing:
             result = FileResult(source.display)
@@ -251,6 +253,7 @@ def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResul
     ctx = FileContext(source.display, text, runtime.catalogue, source.kind, runtime.project.facts(source.path,
                                                                                                   source.display))
     ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
+    ctx.scan_root = runtime.root  # type: ignore[attr-defined]  # and the folder they must stay in
     runtime.run_file_rules(source.kind, ctx)
     return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.errors,
                       parsed=True)
@@ -286,17 +289,23 @@ def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes], bo
         directives and source.kind in KINDS_BY_NAME and may_hold_directive(data))
 
 
+def unchecked_result(source: SourceFile, data: bytes) -> FileResult:
+    """A file the prefilter rules out holds no finding; it is still an error entry when it is not
+    text that decodes (a UTF-16 or binary `.py`), as the README promises."""
+    kind = KINDS_BY_NAME.get(source.kind)
+    problem = text_problem(data, python=kind is not None and kind.decode == "python")
+    if problem is None:
+        return FileResult(source.display)
+    return FileResult(source.display, errors=[FileError(source.display, problem.kind, problem.message)])
+
+
 def read_bytes(source: SourceFile, max_bytes: int) -> tuple[bytes, FileError | None]:
+    """The file's bytes: only a regular file, never through a symbolic link (discovery resolved
+    the links it accepts), never more than `max_bytes`."""
     try:
-        size = os.stat(source.path).st_size
-        if size > max_bytes:
-            return b"", FileError(source.display, "too-large",
-                                  f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; not scanned")
-        with open(source.path, "rb") as handle:
-            return handle.read(max_bytes + 1), None
-    except OSError as exc:
-        kind = "symlink-loop" if exc.errno == 40 else "read"
-        return b"", FileError(source.display, kind, f"cannot read: {exc.strerror or exc}")
+        return read_regular_file(source.path, max_bytes), None
+    except SourceError as exc:
+        return b"", FileError(source.display, exc.kind, exc.message)
 
 
 def resolve_root(paths: list[str]) -> str:
@@ -518,6 +527,8 @@ class _Scan:
         self._fact_keys: list[str | None] = [None] * len(files)
         self.stats: list[tuple[int, int] | None] = [None] * len(files)
         self.served: set[str] | None = None  # targets the repository's other images serve (auditor.alternatives)
+        # --cache-check content: an unchanged stat proves nothing; every file is read and hashed
+        self.stat_trusted = cache is not None and options.cache_check != "content"
 
     def run(self) -> list[FileResult]:
         misses = self._from_cache()
@@ -543,7 +554,7 @@ class _Scan:
                 continue
             self.stats[index] = (info.st_size, info.st_mtime_ns)
             hit = self.cache.lookup(source.display, info.st_size, info.st_mtime_ns, self._facts(index)) \
-                if self.cache else None
+                if self.stat_trusted else None
             if hit is None:
                 misses.append(index)
             else:
@@ -557,7 +568,9 @@ class _Scan:
 
         jobs = resolve_jobs(self.options.jobs)
         unread = [(i, self.files[i], self.stats[i][0] if self.stats[i] else 0, self._expected(i)) for i in misses]
-        if prefilter_in_pool(jobs, unread):
+        # Files with a cached digest (stat changed, or --cache-check content) are mostly served by
+        # hashing alone: only the others make reading and prefiltering worth a pool.
+        if prefilter_in_pool(jobs, [task for task in unread if task[3] is None]):
             runtime = self._runtime()
             tasks, held = unread, {}  # a big cold run: the workers read and prefilter too
         else:
@@ -605,7 +618,7 @@ class _Scan:
         from auditor.registry import registry_warnings
 
         runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
-                          self.outcome.floor, self.project)
+                          self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)
         warnings = list(registry_warnings())
         self.outcome.warnings.extend(warnings)
         if self.cache is not None:
@@ -675,7 +688,7 @@ class _Scan:
                     self.outcome.files_cached += 1
                     continue
             if not wanted(source, data):
-                self._record(index, FileResult(source.display), content)
+                self._record(index, unchecked_result(source, data), content)
                 continue
             tasks.append((index, source, len(data), None))
             if held_bytes < 4 * 1024 * 1024:  # enough for any serial run; a pool re-reads

@@ -9,8 +9,9 @@ order, so a parallel run reports exactly what a serial one does."""
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from auditor.discover import SourceFile
 from auditor.model import FileResult
@@ -40,6 +41,13 @@ Outcome = tuple[int, "FileResult | None", "str | None"]  # (index, result, diges
 
 _runtime: Runtime | None = None  # the parent's, inherited by forked workers
 _worker: tuple[Runtime, bool] | None = None
+# Shared with the parent: per worker, (pid, index of the file it is checking or -1). When a worker
+# dies, the parent knows which file it was on and checks that one file in isolation only.
+_slots: Any = None
+_slot: int | None = None
+# A worker's address space may grow this far past its start (a backstop: MAX_PARSE_UNITS keeps a
+# file's parse far below it); beyond, the worker fails alone instead of exhausting the machine.
+WORKER_MEMORY_BYTES = 3 * 1024 * 1024 * 1024
 
 
 def available_cores() -> int:
@@ -50,7 +58,9 @@ def available_cores() -> int:
 
 
 def resolve_jobs(jobs: int | None) -> int:
-    return available_cores() if jobs is None or jobs <= 0 else jobs
+    """--jobs, never more than the cores this process may run on (more only adds memory)."""
+    cores = available_cores()
+    return cores if jobs is None or jobs <= 0 else min(jobs, cores)
 
 
 def run_serially(jobs: int, tasks: Sequence[Task]) -> bool:
@@ -84,12 +94,20 @@ def chunks(tasks: Sequence[Task], jobs: int) -> list[list[Task]]:
 
 
 def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings: Settings | None = None,
-                 floor: tuple[str | None, str] = (None, ""), root: str | None = None) -> None:
-    global _worker
+                 floor: tuple[str | None, str] = (None, ""), root: str | None = None, slots: Any = None,
+                 run_pid: int | None = None, project_root: str | None = None) -> None:
+    global _worker, _slots, _slot
+    from auditor.isolate import limit_memory
+    from auditor.lifetime import die_with_parent
+
+    die_with_parent(run_pid=run_pid)
+    limit_memory(WORKER_MEMORY_BYTES)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+    _slots, _slot = slots, _claim(slots)
     runtime = _runtime
     if (runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes
             or runtime.settings != settings or (runtime.floor.version, runtime.floor.source) != floor
-            or runtime.project.root != root):
+            or runtime.root != root or runtime.project.root != project_root):
         from auditor.analysis.project import ProjectInfo
         from auditor.engine import Runtime, catalogue_for
         from auditor.fix.floor import TorchFloor
@@ -97,8 +115,19 @@ def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings
 
         rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
         runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings, TorchFloor(*floor),
-                          ProjectInfo(root) if root is not None else None)
+                          ProjectInfo(project_root) if project_root is not None else None, root=root)
     _worker = (runtime, hashing)
+
+
+def _claim(slots: Any) -> int | None:
+    if slots is None:
+        return None
+    with slots.get_lock():
+        for k in range(0, len(slots), 2):
+            if slots[k] == 0:
+                slots[k], slots[k + 1] = os.getpid(), -1
+                return k
+    return None
 
 
 def _check_chunk(chunk: list[Task]) -> list[Outcome]:
@@ -106,14 +135,20 @@ def _check_chunk(chunk: list[Task]) -> list[Outcome]:
 
     assert _worker is not None
     runtime, hashing = _worker
+    outcomes: list[Outcome] = []
     with unvalidated_parsing():
-        return [(index, *runtime.check_with_digest(source, hashing, expected))
-                for index, source, _, expected in chunk]
+        for index, source, _, expected in chunk:
+            if _slot is not None:
+                _slots[_slot + 1] = index
+            outcomes.append((index, *runtime.check_with_digest(source, hashing, expected)))
+    if _slot is not None:
+        _slots[_slot + 1] = -1
+    return outcomes
 
 
 # What a worker needs: started from a fresh interpreter that preloads only these, a worker holds
 # no CLI, report or discovery state.
-WORKER_MODULES = ["libcst", "auditor.engine", "auditor.parallel", "auditor.python_scan"]
+WORKER_MODULES = ["auditor._forkserver_init", "libcst", "auditor.engine", "auditor.parallel", "auditor.python_scan"]
 # libcst needs ~600 bytes of memory per byte of source while parsing: from this size on, a file
 # takes over 150 MB and what a forked worker inherits from the parent starts to matter.
 LARGE_FILE_BYTES = 256 * 1024
@@ -137,24 +172,68 @@ def _context(tasks: Sequence[Task]) -> multiprocessing.context.BaseContext:
 def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
                   advance: Callable[[int], None] | None = None,
                   started: Callable[[], None] | None = None) -> tuple[list[Outcome], list[str]]:
-    """Every task's outcome (in no particular order) and warnings; falls back to checking in this
-    process when the pool cannot start or a worker dies."""
+    """Every task's outcome (in no particular order) and warnings.
+
+    When a worker dies (a crash in native code, the memory backstop, the OOM killer), the files
+    the workers were on are checked one by one in isolated children (auditor/isolate.py) and the
+    rest go to a fresh pool: a file that killed a worker is never checked in this process. Only
+    when no pool can start at all does the rest run here."""
+    global _runtime
+    outcomes: list[Outcome] = []
+    warnings: list[str] = []
+    remaining = list(tasks)
+    _runtime = runtime
+    try:
+        while remaining:
+            done: set[int] = set()
+            try:
+                _run_pool(runtime, remaining, jobs, hashing, outcomes, done, advance, started)
+                break
+            except _PoolBroke as broke:
+                suspects = [t for t in remaining if t[0] in broke.suspects and t[0] not in done]
+                warnings.append(f"a worker process died ({broke.reason}); "
+                                f"{len(suspects)} file(s) it was checking are checked again in isolation")
+                for task in suspects:
+                    outcomes.append(_check_isolated(runtime, task, hashing))
+                    done.add(task[0])
+                    if advance is not None:
+                        advance(task[2])
+                if not suspects and not done:  # no worker ever got going: nothing to blame
+                    warnings.append("parallel checking made no progress; finishing in one process")
+                    _check_here(runtime, [t for t in remaining if t[0] not in done], hashing, outcomes, advance)
+                    break
+                remaining = [t for t in remaining if t[0] not in done]
+            except OSError as exc:  # no pool at all (no /dev/shm, no processes left): nothing crashed
+                warnings.append(f"parallel checking failed ({type(exc).__name__}: {exc}); finishing in one process")
+                _check_here(runtime, [t for t in remaining if t[0] not in done], hashing, outcomes, advance)
+                break
+    finally:
+        _runtime = None
+    return outcomes, warnings
+
+
+class _PoolBroke(Exception):
+    def __init__(self, reason: str, suspects: set[int]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.suspects = suspects
+
+
+def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool, outcomes: list[Outcome],
+              done: set[int], advance: Callable[[int], None] | None, started: Callable[[], None] | None) -> None:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    global _runtime
     work = chunks(tasks, jobs)
-    outcomes: list[Outcome] = []
-    warnings: list[str] = []
-    done: set[int] = set()
-    _runtime = runtime
+    workers = min(jobs, len(work))
+    context = _context(tasks)
+    slots = context.Array("q", 2 * workers)
     codes = tuple(rule.code for rule in runtime.rules)
     try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_context(tasks),
-                                 initializer=_init_worker,
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
                                  initargs=(codes, runtime.max_bytes, hashing, runtime.settings,
-                                           (runtime.floor.version, runtime.floor.source),
-                                           runtime.project.root)) as pool:
+                                           (runtime.floor.version, runtime.floor.source), runtime.root, slots,
+                                           os.getpid(), runtime.project.root)) as pool:
             futures: dict[Future, list[Task]] = {pool.submit(_check_chunk, chunk): chunk for chunk in work}
             if started is not None:
                 started()  # only now: no thread may run in this process while workers fork
@@ -166,16 +245,43 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
                     if advance is not None:
                         advance(sum(t[2] for t in futures[future]))
             except BaseException:
-                for future in futures:
-                    future.cancel()
+                _abandon(pool, futures)
                 raise
-    except (BrokenProcessPool, OSError) as exc:
-        warnings.append(f"parallel checking failed ({type(exc).__name__}: {exc}); finishing in one process")
-        for index, source, size, expected in tasks:
-            if index not in done:
-                outcomes.append((index, *runtime.check_with_digest(source, hashing, expected)))
-                if advance is not None:
-                    advance(size)
-    finally:
-        _runtime = None
-    return outcomes, warnings
+    except BrokenProcessPool as exc:
+        with slots.get_lock():
+            suspects = {slots[k + 1] for k in range(0, len(slots), 2) if slots[k] and slots[k + 1] >= 0}
+        raise _PoolBroke(str(exc) or type(exc).__name__, suspects) from None
+
+
+def _abandon(pool: Any, futures: dict) -> None:
+    """Stop at once (Ctrl-C, an error here): leaving the `with` block would wait for every chunk
+    the workers are on."""
+    for future in futures:
+        future.cancel()
+    for process in list(getattr(pool, "_processes", {}).values()):
+        try:
+            process.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _check_isolated(runtime: Runtime, task: Task, hashing: bool) -> Outcome:
+    from auditor.isolate import IsolationFailure, deadline_for, run_isolated
+    from auditor.model import FileError, FileResult
+
+    index, source, size, expected = task
+    try:
+        return (index, *run_isolated(runtime.check_with_digest, source, hashing, expected,
+                                     timeout=deadline_for(size)))
+    except IsolationFailure as exc:
+        return index, FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)],
+                                 parsed=True), None
+
+
+def _check_here(runtime: Runtime, tasks: Sequence[Task], hashing: bool, outcomes: list[Outcome],
+                advance: Callable[[int], None] | None) -> None:
+    for index, source, size, expected in tasks:
+        outcomes.append((index, *runtime.check_with_digest(source, hashing, expected)))
+        if advance is not None:
+            advance(size)

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from auditor.textio import line_starts
+
 
 class _OffsetCodegen(CodegenState):
     """Records (start, end) character offsets of every node, syntactic like PositionProvider."""
@@ -87,15 +89,10 @@ class _Span:
 
 
 class LineIndex:
-    """Offsets to 1-based (line, column) in a text."""
+    """Offsets to 1-based (line, column) in a text, with Python's line ends (textio.line_starts)."""
 
     def __init__(self, text: str) -> None:
-        self.starts = [0]
-        find = text.find
-        at = find("\n")
-        while at >= 0:
-            self.starts.append(at + 1)
-            at = find("\n", at + 1)
+        self.starts = line_starts(text)
 
     def position(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.starts, offset) - 1

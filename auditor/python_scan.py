@@ -11,8 +11,11 @@ import libcst as cst
 from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
 from auditor.context import PythonContext
+from auditor.deep import run_deep
+from auditor.guard import guard_python
 from auditor.model import FileError, FileResult, Finding
 from auditor.positions import place_nodes
+from auditor.textio import SourceError
 from auditor.walker import Walker
 
 if TYPE_CHECKING:
@@ -74,7 +77,31 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
     rules only hold fixes back (auditor/fix/policy.py) and are dropped. `module`: the text's tree
     when the caller already has it (the fixer). `gate_extra`: findings of the same file from other
     readers (a notebook's shell lines) that the CUDA-clean gate must count too. `facts` is what
-    the project says about the file (auditor.analysis.project)."""
+    the project says about the file (auditor.analysis.project).
+
+    The guard (auditor/guard.py) decides first whether libcst may see the text at all; the parse
+    and the walk then run on the large-stack thread (auditor/deep.py), or in an isolated child
+    process when CPython could not vouch for the file (auditor/isolate.py)."""
+    args = (path, text, walker, catalogue, after_walk, floor, hidden, module, gate_extra, facts)
+    if module is not None:  # parsed by the caller, from a text that passed the guard
+        return run_deep(_scan, *args)
+    try:
+        isolate = guard_python(text)
+    except SourceError as exc:
+        return FileResult(path, errors=[FileError(path, exc.kind, exc.message)])
+    if not isolate:
+        return run_deep(_scan, *args)
+    from auditor.isolate import IsolationFailure, deadline_for, run_isolated
+
+    try:
+        return run_isolated(_scan, *args, timeout=deadline_for(len(text)))
+    except IsolationFailure as exc:
+        return FileResult(path, errors=[FileError(path, exc.kind, exc.message)], parsed=True)
+
+
+def _scan(path: str, text: str, walker: Walker, catalogue: Catalogue,
+          after_walk: Callable[[PythonContext], None] | None, floor: TorchFloor | None, hidden: frozenset[str],
+          module: cst.Module | None, gate_extra: tuple[Finding, ...], facts: FileFacts | None) -> FileResult:
     result = FileResult(path=path, parsed=True)
     try:
         module = module if module is not None else parse_module(text)

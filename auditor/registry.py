@@ -1,12 +1,18 @@
 """Finding the rules: built-in modules under auditor/checks, plus third-party plugins that
 register under the `lockin_auditor.rules` entry-point group (a Rule subclass, or a module whose
-Rule subclasses are all taken)."""
+Rule subclasses are all taken).
+
+Plugins come only from installed distributions: a `*.dist-info` in the working directory (which
+may be the scanned, untrusted checkout) or any relative sys.path entry is never read, so
+scanning a repository never runs code it ships."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import pkgutil
+import sys
 from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -15,6 +21,8 @@ from auditor.catalogue import Catalogue, build_catalogue, load_catalogue
 from auditor.checks.base import ApiRule, Rule
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from auditor.prefilter import Prefilter
 
 ENTRY_POINT_GROUP = "lockin_auditor.rules"
@@ -44,13 +52,30 @@ def _builtin_rule_classes() -> list[type[Rule]]:
     return found
 
 
+def plugin_search_path() -> list[str]:
+    """sys.path without what the working directory controls: "" and relative entries resolve
+    against it, and the directory itself may be the checkout being scanned."""
+    cwd = os.path.realpath(os.getcwd())
+    return [entry for entry in sys.path if entry and os.path.isabs(entry) and os.path.realpath(entry) != cwd]
+
+
+def _plugin_entry_points() -> list[EntryPoint]:
+    """Entry points of the plugin group, from distributions on plugin_search_path() (the first of
+    a name wins, as importlib.metadata.entry_points() decides)."""
+    from importlib.metadata import distributions
+
+    points: dict[str, EntryPoint] = {}
+    for dist in distributions(path=plugin_search_path()):
+        for point in dist.entry_points.select(group=ENTRY_POINT_GROUP):
+            points.setdefault(point.name, point)
+    return list(points.values())
+
+
 def _plugin_rule_classes() -> tuple[list[type[Rule]], list[str]]:
     """Rules from installed plugins, and a warning per plugin that failed to load."""
-    from importlib.metadata import entry_points
-
     found: list[type[Rule]] = []
     problems: list[str] = []
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+    for point in sorted(_plugin_entry_points(), key=lambda p: p.name):
         try:
             obj = point.load()
         except Exception as exc:  # a broken plugin must not break the run

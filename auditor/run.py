@@ -66,7 +66,9 @@ def choose_format(settings: Settings, stdout: TextIO) -> str:
 
 
 def _note(message: str) -> None:
-    print(f"audit: {message}", file=sys.stderr)
+    from auditor.cli import stderr_line
+
+    stderr_line(f"audit: {message}")
 
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
@@ -197,33 +199,48 @@ def _write_text(text: str, output: Path | None) -> None:
 
     try:
         if output is None:
-            sys.stdout.write(text)
+            if sys.stdout is not None:
+                sys.stdout.write(text)
+                sys.stdout.flush()
         else:
-            with open(output, "w", encoding="utf-8") as stream:
+            with open(output, "w", encoding="utf-8", errors="backslashreplace") as stream:
                 stream.write(text)
     except BrokenPipeError:
         silence_stdout()
-    except OSError as exc:
-        raise ConfigError(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
+    except OSError as exc:  # a full disk, /dev/full: a plain error, exit 2
+        if output is None:
+            silence_stdout()
+        where = output if output is not None else "the report to stdout"
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
 def _write(report: Report, fmt: str, output: Path | None) -> None:
     from auditor.cli import silence_stdout
 
     try:
-        stream = open(output, "w", encoding="utf-8") if output is not None else sys.stdout
+        # backslashreplace: a stray lone surrogate becomes `\udcff` text instead of a crash
+        stream = open(output, "w", encoding="utf-8", errors="backslashreplace") if output is not None else sys.stdout
     except OSError as exc:
         raise ConfigError(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
+    if stream is None:
+        return  # stdout is closed: there is nowhere to write the report
     try:
-        if report.settings.statistics:
-            stream.write(statistics(report, fmt))
-        else:
-            render(fmt, report, stream)
+        try:
+            if report.settings.statistics:
+                stream.write(statistics(report, fmt))
+            else:
+                render(fmt, report, stream)
+            stream.flush()
+        finally:
+            if output is not None:
+                stream.close()
     except BrokenPipeError:  # `audit . | head`: the reader has what it wanted; keep the gate's code
         silence_stdout()
-    finally:
-        if output is not None:
-            stream.close()
+    except OSError as exc:  # a full disk, /dev/full: a plain error, exit 2
+        if output is None:
+            silence_stdout()
+        where = output if output is not None else "the report to stdout"
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
 
 
 def statistics(report: Report, fmt: str) -> str:

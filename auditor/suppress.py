@@ -21,6 +21,7 @@ string; in a Dockerfile a directive on a line of its own also covers the instruc
 
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from auditor.model import Finding
+from auditor.textio import line_starts, split_lines
 
 DEFAULT_PREFIX = "#"
 OUR_PREFIX = "LK"  # a code in a noqa list with this prefix is ours even when no rule has it
@@ -82,16 +84,22 @@ def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = Fals
     marker = prefix.strip()
     pattern = _pattern(marker)
     lines: list[tuple[int, str, list[re.Match[str]]]] = []
+    starts = line_starts(text) if "\r" in text else None  # a lone CR ends a line too (textio)
     for match in pattern.finditer(text):
         if match.group("kind") is None and not _names_ours(match.group("codes"), ours):
             continue
-        start = text.rfind("\n", 0, match.start()) + 1
-        number = text.count("\n", 0, start) + 1
+        if starts is None:
+            start = text.rfind("\n", 0, match.start()) + 1
+            number = text.count("\n", 0, start) + 1
+            end = text.find("\n", match.end())
+        else:
+            number = bisect.bisect_right(starts, match.start())
+            start = starts[number - 1]
+            end = starts[number] if number < len(starts) else -1
         if lines and lines[-1][0] == number:
             lines[-1][2].append(match)
             continue
-        end = text.find("\n", match.end())
-        line = text[start:end if end >= 0 else len(text)].rstrip("\r")
+        line = text[start:end if end >= 0 else len(text)].rstrip("\r\n")
         lines.append((number, line, [match]))
     if not lines:
         return []
@@ -140,11 +148,12 @@ def _python_comments(text: str) -> dict[int, int]:
     docstrings is not a comment). A file the tokenizer rejects falls back to every line."""
     found: dict[int, int] = {}
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        # newline=None: the tokenizer's lines end where Python's do (a lone CR too), as ours
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 found[token.start[0]] = token.start[1]
     except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
-        return {n: 0 for n in range(1, text.count("\n") + 2)}
+        return {n: 0 for n in range(1, len(split_lines(text)) + 2)}
     return found
 
 

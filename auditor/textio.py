@@ -1,33 +1,29 @@
-"""Bytes to text, with every failure turned into a FileError kind rather than an exception.
+"""Bytes from disk to text, with every failure turned into a FileError kind rather than an exception.
 
-Python source also passes a nesting guard here: libcst's native parser overflows its stack
-(a segmentation fault that kills the whole run) or takes minutes on pathologically nested
-code that CPython itself refuses, e.g. two thousand nested brackets. Such files become a
-`parse` error entry instead."""
+- `read_regular_file` opens only regular files (never a FIFO, a device or, unless told, a symbolic
+  link) and never reads more than the size limit, so a hostile tree cannot hang or flood a run.
+- `decode_python` / `decode_text` decode as the interpreter would (BOM, PEP 263 cookie on line 1
+  or 2 as the tokenizer reads them) and `text_problem` is the cheap version for files the
+  prefilter rules out.
+- `split_lines` / `line_starts` are the one definition of a line every module uses: Python's
+  (`\\n`, `\\r\\n` and a lone `\\r` end a line), never `str.splitlines()`, which also splits on
+  form feeds, `\\x1c`-`\\x1e`, `\\x85`, U+2028 and U+2029 and would move snippets and suppressions.
+
+Whether libcst may parse a decoded source at all is auditor/guard.py's business."""
 
 from __future__ import annotations
 
-import ast
+import errno
 import io
 import operator
+import os
+import re
+import stat
 import tokenize
 from itertools import accumulate, count
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
-
-# CPython refuses more than 200 nested brackets; below that libcst parses quickly.
-MAX_BRACKET_DEPTH = 200
-# Long operator chains (`-` * 50000, `a + ... + a` over thousands of lines, `a.b.b.b...`)
-# nest as deeply as brackets do, and libcst's time grows with the cube of a `+` chain. Files
-# with a very long line, many operators or many bytes get CPython's exact check, which costs
-# about a tenth of a libcst parse (under 1% of real files trigger it).
-GUARD_LINE_LENGTH = 5_000
-GUARD_FILE_SIZE = 500_000
-GUARD_OPERATOR_COUNT = 2_000
-_CHAIN_BYTES = tuple(bytes([c]) for c in b"+-*/|&^%@.(")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"()[]{}")
-_BRACKET_SIGN = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
-_DEPTH_ERRORS = ("too many nested", "too complex", "too many levels of indentation", "parser stack overflow")
+_LINE_END = re.compile(r"\r\n?|\n")
 
 
 class SourceError(Exception):
@@ -39,8 +35,84 @@ class SourceError(Exception):
         self.message = message
 
 
+# -- lines -----------------------------------------------------------------------------------------
+def split_lines(text: str) -> list[str]:
+    """The lines of `text` without their ends, as `str.splitlines()` would give them if only
+    `\\n`, `\\r\\n` and `\\r` ended a line (no empty last line after a final line end)."""
+    lines = text.split("\n") if "\r" not in text else _LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets at which each line starts (the first is 0), with the same line ends as `split_lines`."""
+    if "\r" in text:
+        return [0, *(m.end() for m in _LINE_END.finditer(text))]
+    starts = [0]
+    find = text.find
+    at = find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
+    return starts
+
+
+# -- reading ---------------------------------------------------------------------------------------
+_O_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_SPECIAL = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def read_regular_file(path: str, max_bytes: int, follow_symlinks: bool = False) -> bytes:
+    """At most `max_bytes` of a regular file; raises SourceError (kind read, symlink-loop or too-large).
+
+    O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer; fstat after
+    the open checks what was actually opened, so a file swapped for a device in between is seen."""
+    flags = _O_FLAGS | (0 if follow_symlinks else _O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            if follow_symlinks or not os.path.islink(path):
+                raise SourceError("symlink-loop", "symbolic link loop; not followed") from None
+            raise SourceError("read", "is a symbolic link; not followed") from None
+        raise SourceError("read", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            what = next((name for test, name in _SPECIAL if test(info.st_mode)), "not a regular file")
+            raise SourceError("read", f"{what}, not a regular file; not read")
+        if info.st_size > max_bytes:
+            raise SourceError("too-large", _too_large(info.st_size, max_bytes))
+        chunks = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:  # it grew since the fstat
+            raise SourceError("too-large", _too_large(len(data), max_bytes))
+        return data
+    except OSError as exc:
+        raise SourceError("read", f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _too_large(size: int, max_bytes: int) -> str:
+    return f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.1f} MB limit; not scanned"
+
+
+# -- decoding --------------------------------------------------------------------------------------
 def _check_binary(data: bytes) -> None:
     # No text encoding audit reads puts a NUL byte in source; CPython and libcst reject it too.
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SourceError("decode", "UTF-16 text (byte order mark); source must be UTF-8 or ASCII-compatible")
     if b"\x00" in data:
         raise SourceError("binary", "binary file (contains NUL bytes); not scanned")
 
@@ -49,31 +121,61 @@ def _decode(data: bytes, encoding: str) -> str:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = len(split_lines(data[:exc.start].decode("latin-1") + "x"))
         raise SourceError("decode", f"cannot decode as {encoding} (line {line}): {exc.reason}") from None
     except LookupError:
         raise SourceError("decode", f"unknown encoding {encoding!r}") from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def decode_python(data: bytes) -> str:
-    """Decode Python source as the interpreter would (BOM, then a PEP 263 coding cookie, else
-    UTF-8) and refuse source nested too deeply to parse safely."""
-    _check_binary(data)
+def _first_two_lines(data: bytes) -> bytes:
+    """Lines 1 and 2 as the tokenizer sees them (a lone CR ends a line), each ending in \\n."""
+    head = data[:4096]
+    if b"\r" not in head:
+        return head
+    lines = re.split(rb"\r\n?|\n", head, maxsplit=2)[:2]
+    return b"".join(line + b"\n" for line in lines)
+
+
+def python_encoding(data: bytes) -> str:
+    """The encoding CPython reads this source with: a BOM, else a PEP 263 cookie on line 1 or 2,
+    else UTF-8. Raises SourceError for a bad cookie."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(_first_two_lines(data)).readline)
     except SyntaxError as exc:
         raise SourceError("decode", f"bad encoding declaration: {exc.msg}") from None
-    text = _decode(data, "utf-8" if encoding == "utf-8-sig" else encoding)
-    if _may_be_too_deep(data, text):
-        _refuse_too_deep(text)
-    return text
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
+def decode_python(data: bytes) -> str:
+    """Decode Python source as the interpreter would (BOM, then a PEP 263 coding cookie, else UTF-8)."""
+    _check_binary(data)
+    return _decode(data, python_encoding(data))
 
 
 def decode_text(data: bytes) -> str:
     """Decode a UTF-8 text file (requirements, TOML, setup.cfg, CUDA sources)."""
     _check_binary(data)
     return _decode(data, "utf-8")
+
+
+def text_problem(data: bytes, python: bool) -> SourceError | None:
+    """What decoding would say about a file the prefilter ruled out (None: it decodes). Pure-ASCII
+    files, nearly all of them, cost one scan."""
+    if data.isascii() and b"\x00" not in data:
+        if not python or b"coding" not in data[:4096]:
+            return None
+    try:
+        decode_python(data) if python else decode_text(data)
+    except SourceError as exc:
+        return exc
+    return None
+
+
+# CPython refuses more than 200 nested brackets; below that libcst parses quickly.
+MAX_BRACKET_DEPTH = 200
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"()[]{}")
+_BRACKET_SIGN = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
 
 
 def brackets_too_deep(data: bytes, limit: int = MAX_BRACKET_DEPTH) -> bool:
@@ -84,27 +186,3 @@ def brackets_too_deep(data: bytes, limit: int = MAX_BRACKET_DEPTH) -> bool:
         return False
     # After k brackets the depth is opened - closed = 2 * opened - k.
     return max(map(operator.sub, accumulate(marks.translate(_BRACKET_SIGN)), count(1))) > limit
-
-
-def _may_be_too_deep(data: bytes, text: str) -> bool:
-    if len(data) > GUARD_FILE_SIZE or brackets_too_deep(data):
-        return True
-    if max(map(data.count, _CHAIN_BYTES)) > GUARD_OPERATOR_COUNT:
-        return True
-    return max(map(len, text.split("\n"))) > GUARD_LINE_LENGTH
-
-
-def _refuse_too_deep(text: str) -> None:
-    """Ask CPython's parser, which fails cleanly on deep nesting; other syntax errors are left
-    to libcst, which knows newer grammar than the running interpreter may."""
-    try:
-        compile(text, "<source>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (RecursionError, MemoryError):
-        raise SourceError("parse", "nested too deeply to parse safely; not scanned") from None
-    except SyntaxError as exc:
-        message = str(exc.msg)
-        if any(marker in message for marker in _DEPTH_ERRORS):
-            raise SourceError("parse", f"nested too deeply to parse safely (line {exc.lineno}: {message}); "
-                                       "not scanned") from None
-    except (ValueError, TypeError):
-        return

@@ -113,18 +113,29 @@ def test_excludes_by_name_and_by_path(tmp_path):
 
 
 def test_symlinks(tmp_path):
-    make(tmp_path, {"real/a.py": "", "outside/b.py": ""})
-    (tmp_path / "repo").mkdir()
-    (tmp_path / "repo" / "link.py").symlink_to(tmp_path / "real" / "a.py")
-    (tmp_path / "repo" / "linkdir").symlink_to(tmp_path / "outside", target_is_directory=True)
-    (tmp_path / "repo" / "loop1.py").symlink_to(tmp_path / "repo" / "loop2.py")
-    (tmp_path / "repo" / "loop2.py").symlink_to(tmp_path / "repo" / "loop1.py")
-    (tmp_path / "repo" / "gone.py").symlink_to(tmp_path / "missing.py")
-    (tmp_path / "repo" / "gone.md").symlink_to(tmp_path / "missing.md")
-    result = discover([str(tmp_path / "repo")], str(tmp_path / "repo"))
-    assert [f.display for f in result.files] == ["link.py"]
+    """Links to files inside the scanned folder are read through their resolved path (the reader
+    never follows a link); links out of it, to devices, loops and broken links are errors."""
+    make(tmp_path, {"real/a.py": "", "outside/b.py": "", "repo/pkg/inner.py": ""})
+    repo = tmp_path / "repo"
+    (repo / "link.py").symlink_to(repo / "pkg" / "inner.py")
+    (repo / "out.py").symlink_to(tmp_path / "real" / "a.py")
+    (repo / "zero.py").symlink_to("/dev/zero")
+    os.mkfifo(repo / "pipe")
+    (repo / "piped.py").symlink_to(repo / "pipe")
+    (repo / "linkdir").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (repo / "loop1.py").symlink_to(repo / "loop2.py")
+    (repo / "loop2.py").symlink_to(repo / "loop1.py")
+    (repo / "gone.py").symlink_to(tmp_path / "missing.py")
+    (repo / "gone.md").symlink_to(tmp_path / "missing.md")
+    result = discover([str(repo)], str(repo))
+    assert [(f.display, f.path) for f in result.files] == [("link.py", str(repo / "pkg" / "inner.py")),
+                                                           ("pkg/inner.py", str(repo / "pkg" / "inner.py"))]
     errors = {(e.path, e.kind) for e in result.errors}
-    assert errors == {("loop1.py", "symlink-loop"), ("loop2.py", "symlink-loop"), ("gone.py", "read")}
+    assert errors == {("loop1.py", "symlink-loop"), ("loop2.py", "symlink-loop"), ("gone.py", "read"),
+                      ("out.py", "read"), ("zero.py", "read"), ("piped.py", "read")}
+    messages = {e.path: e.message for e in result.errors}
+    assert "outside the scanned folder" in messages["out.py"] and "outside" in messages["zero.py"]
+    assert "not a regular file" in messages["piped.py"]
     assert all(e.message for e in result.errors)
 
 

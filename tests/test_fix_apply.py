@@ -119,14 +119,24 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path):
 
 
 def test_symlinks_are_never_written_through(tmp_path):
+    """A link out of the scanned folder is not even read (a scan error); one inside it is read
+    through its target, and the fixer still refuses to write through the link."""
     target = tmp_path / "outside.py"
     target.write_text(SYNC, encoding="utf-8")
     repo = tmp_path / "repo"
     repo.mkdir()
     os.symlink(target, repo / "link.py")
     run = run_fix(repo)
-    assert not run.changed and "symlink" in run.errors[0].message
+    assert not run.changed
     assert target.read_text(encoding="utf-8") == SYNC and os.path.islink(repo / "link.py")
+    inside = repo / "sub" / "inner.py"
+    inside.parent.mkdir()
+    inside.write_text(SYNC, encoding="utf-8")
+    (repo / "link.py").unlink()
+    os.symlink(inside, repo / "link.py")
+    run = run_fix(repo)
+    assert any("symlink" in e.message and e.path == "link.py" for e in run.errors)
+    assert os.path.islink(repo / "link.py")
 
 
 def test_a_round_that_breaks_the_file_is_reverted_and_reported(tmp_path, monkeypatch):

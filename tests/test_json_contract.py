@@ -16,16 +16,16 @@ from auditor.model import CATEGORIES, SEVERITIES, TARGETS
 from auditor.report.json_report import FORMAT_VERSION
 
 CORE = "LK101,LK102,LK103,LK201"
-TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "verdicts", "costs", "summary", "findings",
-            "errors", "warnings", "root", "scan_root", "gate", "baseline", "changed_lines", "suppressed"}
+TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "verdicts", "costs", "summary", "run",
+            "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline", "changed_lines", "suppressed"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
                 "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
 EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
-SUMMARY_KEYS = {"files", "files_parsed", "files_with_findings", "findings", "errors", "suppressed", "by_category",
-                "by_severity", "by_rule", "by_context"}
+SUMMARY_KEYS = {"files", "files_with_findings", "findings", "errors", "suppressed", "by_category", "by_severity",
+                "by_rule", "by_context"}
 VERDICTS = {"runs", "runs-degraded", "fails"}
 CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
 EFFECTS = {"works", "degrades", "raises"}
@@ -102,7 +102,8 @@ def test_summary_counts(repo, capsys):
     report = report_of(repo, capsys)
     summary = report["summary"]
     assert set(summary) == SUMMARY_KEYS
-    assert summary["files"] == 5 and summary["files_parsed"] == 4  # clean.py never gets past the prefilter
+    assert summary["files"] == 5
+    assert report["run"] == {"files_parsed": 4, "files_cached": 0}  # clean.py never gets past the prefilter
     assert summary["findings"] == len(report["findings"]) and summary["errors"] == len(report["errors"]) == 1
     assert summary["files_with_findings"] == len({f["path"] for f in report["findings"]}) == 3
     assert set(summary["by_category"]) == set(CATEGORIES)  # every category and severity, even at zero
@@ -253,14 +254,20 @@ def test_byte_identical_runs(repo, tmp_path, capsys):
     assert outputs[0].endswith(b"}\n") and b"\r" not in outputs[0]
 
 
-def test_warm_cache_changes_nothing_but_the_parse_count(repo, capsys):
-    """A run served from the cache reports the same findings and scores; only `files_parsed`
-    (files parsed in this run) may differ."""
-    cold = report_of(repo, capsys, "--cache-dir", str(repo.parent / "cache"))
-    warm = report_of(repo, capsys, "--cache-dir", str(repo.parent / "cache"))
-    for report in (cold, warm):
-        report["summary"].pop("files_parsed")
-    assert warm == cold
+def test_warm_cache_changes_nothing_but_the_run_object(repo, tmp_path):
+    """A run served from the cache writes the same bytes, but for the run-specific `run`."""
+    outputs = []
+    for name in ("cold", "warm"):
+        target = tmp_path / f"{name}.json"
+        assert main([str(repo), "--format", "json", "--select", CORE, "--cache-dir", str(tmp_path / "cache"),
+                     "-o", str(target)]) == 0
+        outputs.append(target.read_text(encoding="utf-8"))
+    cold, warm = (json.loads(text) for text in outputs)
+    assert cold["run"] == {"files_parsed": 4, "files_cached": 0}
+    assert warm["run"] == {"files_parsed": 0, "files_cached": 5}
+    strip = [text.replace(json.dumps(report["run"], separators=(", ", ": "), sort_keys=True), "RUN")
+             for text, report in zip(outputs, (cold, warm), strict=True)]
+    assert strip[0] == strip[1] and "RUN" in strip[0]
 
 
 def test_finding_lines_are_exactly_what_json_dumps_gives():

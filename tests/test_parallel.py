@@ -38,6 +38,7 @@ def force_pool(monkeypatch, request):
     monkeypatch.setattr(parallel, "SERIAL_BYTES", 0)
     monkeypatch.setattr(parallel, "SERIAL_FILES", 0)
     monkeypatch.setattr(parallel, "CHUNK_MAX_FILES", 1)
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)  # a pool even on a one-core machine
     monkeypatch.delenv("PRE_COMMIT", raising=False)
 
 
@@ -83,9 +84,11 @@ def test_chunks_cover_every_task_once_largest_first():
     assert [t[2] for t in flat] == sorted((t[2] for t in tasks), reverse=True)
 
 
-def test_jobs_default_to_the_available_cores():
+def test_jobs_default_to_the_available_cores_and_never_exceed_them(monkeypatch):
     assert parallel.resolve_jobs(None) == parallel.available_cores() >= 1
-    assert parallel.resolve_jobs(3) == 3
+    monkeypatch.setattr(parallel, "available_cores", lambda: 2)
+    assert parallel.resolve_jobs(1) == 1 and parallel.resolve_jobs(2) == 2
+    assert parallel.resolve_jobs(40) == 2 and parallel.resolve_jobs(0) == 2
 
 
 def test_touched_files_through_workers_are_not_parsed_again(tmp_path, force_pool):

@@ -138,20 +138,13 @@ def fresh_registry():
     clear()
 
 
-def fake_entry_points(*points: importlib.metadata.EntryPoint):
-    def entry_points(**selection):
-        return [p for p in points if selection.get("group") in (None, p.group)]
-
-    return entry_points
-
-
 def test_plugin_that_fails_to_import_is_a_warning(fresh_registry, monkeypatch, tmp_path, capsys):
     from auditor.cli import main
 
-    monkeypatch.setattr(importlib.metadata, "entry_points", fake_entry_points(
+    monkeypatch.setattr(registry, "_plugin_entry_points", lambda: [
         importlib.metadata.EntryPoint("broken", "no_such_module_xyz.rules", registry.ENTRY_POINT_GROUP),
         importlib.metadata.EntryPoint("odd", "os.path:join", registry.ENTRY_POINT_GROUP),
-    ))
+    ])
     warnings = registry.registry_warnings()
     assert any("'broken' failed to load" in w and "no_such_module_xyz" in w for w in warnings)
     assert any("'odd' is neither a Rule subclass nor a module" in w for w in warnings)

@@ -290,14 +290,19 @@ class ProjectInfo:
         return False
 
     def _read(self, path: str, limit: int = 2_000_000) -> str:
+        """The text of a project file, or "" when it is not a regular file of at most `limit` bytes:
+        a link, a FIFO or a device named pyproject.toml is not followed, read or waited on."""
+        from auditor.textio import SourceError, read_regular_file
+
         try:
-            with open(path, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                self._read_stamps[path] = (info.st_size, info.st_mtime_ns)
-                return handle.read(limit).decode("utf-8", errors="replace")
+            info = os.lstat(path)
+            self._read_stamps[path] = (info.st_size, info.st_mtime_ns)
+            return read_regular_file(path, limit).decode("utf-8", errors="replace")
         except OSError:
             self._read_stamps[path] = (-1, -1)
-            return ""
+        except SourceError:
+            pass
+        return ""
 
     # -- reuse across runs (engine: with the cached file list, whose folder stamps cover the listings) --
     def export(self) -> dict:
@@ -313,7 +318,7 @@ class ProjectInfo:
         try:
             for path, size, mtime in saved["stamps"]:
                 try:
-                    info = os.stat(path)
+                    info = os.lstat(path)
                     now = (info.st_size, info.st_mtime_ns)
                 except OSError:
                     now = (-1, -1)
@@ -335,7 +340,7 @@ class ProjectInfo:
         if text:
             try:
                 name = tomllib.loads(text).get("project", {}).get("name")
-            except (tomllib.TOMLDecodeError, AttributeError):
+            except (tomllib.TOMLDecodeError, AttributeError, RecursionError):  # a hostile file: no name
                 name = None
             if isinstance(name, str) and name:
                 return re.sub(r"[-.]+", "_", name).lower()

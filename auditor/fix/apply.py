@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from auditor.deep import run_deep
 from auditor.model import Applicability, FileError, Finding
 
 if TYPE_CHECKING:
@@ -108,7 +109,8 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
     if runtime is None:
         from auditor.engine import Runtime, catalogue_for
 
-        runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor)
+        runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
+                          root=result.scan_root or result.root)
     sources = {source.display: source for source in result.files}
     from auditor.python_scan import unvalidated_parsing
 
@@ -116,6 +118,10 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
         for path in wanted:
             source = sources.get(path)
             if source is None or source.kind not in FIXABLE_KINDS:
+                continue
+            if os.path.islink(os.path.join(result.root, path)):  # discovery read it through its resolved target
+                run.files.append(FileFix(path, error=FileError(
+                    path, "fix", "not fixed: the file is a symlink (audit never writes through links)")))
                 continue
             try:
                 run.files.append(fix_file(runtime, source, result.scan_root or result.root, unsafe, write, max_bytes))
@@ -146,7 +152,7 @@ def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, writ
         outcome.error = FileError(source.display, "fix", f"not fixed: {exc.message}")
         return outcome
     outcome.original = outcome.fixed = text
-    _rounds(runtime, source, outcome, unsafe)
+    run_deep(_rounds, runtime, source, outcome, unsafe)  # libcst and the walk need the large stack
     if write and outcome.changed:  # after a reverted round: the last good text
         try:
             encoded = (codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b"") + outcome.fixed.encode(encoding)

@@ -326,10 +326,12 @@ def resolve_floor(project: str, override: str | None = None, override_source: st
 def _read_memo(path: str) -> dict | None:
     import json
 
+    from auditor.cache import read_in_folder
+
+    raw = read_in_folder(os.path.dirname(path), os.path.basename(path))
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):  # the cache folder may sit in the scanned repository
         return None
     if not isinstance(data, dict) or data.get("format") != _MEMO_FORMAT:
         return None
@@ -340,25 +342,10 @@ def _read_memo(path: str) -> dict | None:
 
 
 def _write_memo(path: str, data: dict) -> None:
-    """Atomically (temp file + rename) in the cache folder; a failure only costs the next run time."""
+    """In the cache folder, as the cache writes (auditor.cache: never through a link, only in a
+    folder of ours); a failure only costs the next run time."""
     import json
-    import tempfile
 
-    from auditor.cache import prepare_directory
+    from auditor.cache import write_in_folder
 
-    directory = os.path.dirname(path)
-    try:
-        prepare_directory(directory)
-        handle, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out)
-            os.replace(temp, path)
-        except BaseException:
-            try:
-                os.remove(temp)
-            except OSError:
-                pass
-            raise
-    except OSError:
-        pass
+    write_in_folder(os.path.dirname(path), os.path.basename(path), json.dumps(data).encode())

@@ -118,10 +118,11 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
     import re
 
     from auditor.registry import rule_by_code
+    from auditor.textio import split_lines
 
     table = _gate_table(catalogue)
     harmless = [re.compile(p) for p in table.get("not_raising_before", ())]
-    lines = text.splitlines() if harmless else []
+    lines = split_lines(text) if harmless else []  # the lines findings count (textio)
     quiet_contexts = set(table.get("not_blocking_contexts", ()))
     guard_contexts = set(table.get("guard_contexts", ()))
     targets = table.get("targets", ["mps", "xpu"])

@@ -56,6 +56,7 @@ def _pip_section(ctx: FileContext, pip: Node, document: Document) -> None:
             lines[item.line - 1] = " " * offset + item.value
     sub = Context(ctx.path, "\n".join(lines) + "\n", ctx.catalogue, "requirements")
     sub.source_path = getattr(ctx, "source_path", ctx.path)  # type: ignore[attr-defined]
+    sub.scan_root = getattr(ctx, "scan_root", None)  # type: ignore[attr-defined]  # includes stay inside it
     found = read_requirements(sub)
     document.dependencies.requirements.extend(found.requirements)
     document.dependencies.indexes.extend(found.indexes)

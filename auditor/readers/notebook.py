@@ -177,6 +177,7 @@ def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResul
     if notebook.shell or notebook.env:
         ctx = FileContext(source.display, notebook.original, runtime.catalogue, "notebook")
         ctx.source_path = source.path  # type: ignore[attr-defined]
+        ctx.scan_root = runtime.root  # type: ignore[attr-defined]  # includes stay inside it
         ctx.state[STATE] = magics_document(notebook)
         runtime.run_file_rules("notebook", ctx)
         shell = ctx.findings

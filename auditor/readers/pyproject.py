@@ -29,6 +29,9 @@ def read_pyproject(ctx: FileContext) -> Dependencies:
     except tomllib.TOMLDecodeError as exc:
         ctx.error("parse", f"invalid TOML: {exc}")
         return Dependencies()
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        ctx.error("parse", "invalid TOML: nested too deeply to read")
+        return Dependencies()
     reader = _Reader(ctx, data)
     reader.read()
     return reader.deps

@@ -1,6 +1,12 @@
 """pip requirements files (requirements*.txt, *.in, constraints), parsed line by line with
 pip-requirements-parser (pip's own line grammar) from the text already read, plus the -r / -c
-files they include when discovery would not read those on its own."""
+files they include when discovery would not read those on its own.
+
+An include never leaves the scanned folder (`-r ../secrets.conf`, `-r /etc/shadow`, a link out):
+the include line itself becomes an `include` error naming what it points at, and nothing of the
+file outside is read. Included files are opened like any other (regular files only, size-capped),
+so `-r /dev/zero` or a FIFO cannot hang or flood the run. `include_target` is the one rule for
+every reader with includes."""
 
 from __future__ import annotations
 
@@ -34,6 +40,17 @@ def _real_path(ctx: FileContext) -> str | None:
     return os.path.realpath(path) if os.path.isfile(path) else None
 
 
+def include_target(ctx: FileContext, including: str, include: str) -> tuple[str | None, str | None]:
+    """(resolved path, None) for an include inside the scanned folder, else (None, why not).
+    `including` is the real path of the file that names `include`."""
+    root = getattr(ctx, "scan_root", None) or os.path.dirname(including)
+    target = os.path.realpath(os.path.join(os.path.dirname(including), include))
+    real_root = os.path.realpath(root)
+    if target != real_root and not target.startswith(real_root.rstrip(os.sep) + os.sep):
+        return None, f"include {include!r} points outside the scanned folder; not read"
+    return target, None
+
+
 class _Reader:
     def __init__(self, root: FileContext, deps: Dependencies) -> None:
         self.root = root
@@ -45,7 +62,7 @@ class _Reader:
             self.seen.add(real)
         owner = None if ctx is self.root else ctx
         line_parser = pip_req.get_line_parser()
-        for item in pip_req.preprocess(ctx.text):
+        for item in pip_req.preprocess(_pip_lines(ctx.text)):
             if isinstance(item, pip_req.CommentLine):
                 continue
             number, line = item
@@ -108,21 +125,25 @@ class _Reader:
     def include(self, ctx: FileContext, number: int, include: str, real: str | None,
                 chain: tuple[str, ...]) -> None:
         """Read `-r other.txt` when discovery would not pick the file up on its own."""
-        from auditor.discover import file_kind
+        from auditor.discover import file_kind, shown_name
 
         if "://" in include or real is None:
             return  # remote includes are never fetched; without a location there is nothing to join
+        target_real, problem = include_target(self.root, real, include)
+        if target_real is None:
+            self.error(ctx, number, problem or "include not read", kind="include")
+            return
         target = os.path.join(os.path.dirname(real), include)
         if file_kind(target) is not None:
             return  # scanned as a file of its own
-        display = posixpath.normpath(posixpath.join(posixpath.dirname(ctx.path), include.replace(os.sep, "/")))
-        target_real = os.path.realpath(target)
+        display = shown_name(posixpath.normpath(posixpath.join(posixpath.dirname(ctx.path),
+                                                               include.replace(os.sep, "/"))))
         if target_real in chain:
             self.error(ctx, number, f"include cycle: {include} is already being read", kind="include-cycle")
             return
         if target_real in self.seen:
             return  # already read through another include
-        text = self.load(ctx, number, target, display)
+        text = self.load(ctx, number, target_real, display)
         if text is not None:
             from auditor.context import FileContext
 
@@ -131,18 +152,13 @@ class _Reader:
             self.root.errors.extend(e for e in sub.errors if e not in self.root.errors)
 
     def load(self, ctx: FileContext, number: int, target: str, display: str) -> str | None:
-        from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_text
+        from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
 
-        try:
-            if os.path.getsize(target) > DEFAULT_MAX_BYTES:
-                self.root.errors.append(FileError(display, "too-large", "included file is too large; not scanned"))
-                return None
-            with open(target, "rb") as handle:
-                return decode_text(handle.read())
-        except FileNotFoundError:
+        if not os.path.lexists(target):
             self.error(ctx, number, f"included file not found: {os.path.basename(target)}", kind="read")
-        except OSError as exc:
-            self.error(ctx, number, f"cannot read included file: {exc.strerror or exc}", kind="read")
+            return None
+        try:
+            return decode_text(read_regular_file(target, DEFAULT_MAX_BYTES))
         except SourceError as exc:
             self.root.errors.append(FileError(display, exc.kind, exc.message))
         return None
@@ -151,6 +167,17 @@ class _Reader:
         error = FileError(ctx.path, kind, f"line {number}: {message}")
         if error not in self.root.errors:
             self.root.errors.append(error)
+
+
+# pip numbers lines with str.splitlines(), which also breaks at these; as blanks (same length, so
+# columns stay) they leave pip's line numbers equal to ours (textio.split_lines).
+_NOT_LINE_ENDS = str.maketrans({c: " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+def _pip_lines(text: str) -> str:
+    if text.isascii() and not any(c in text for c in "\v\f\x1c\x1d\x1e"):
+        return text
+    return text.translate(_NOT_LINE_ENDS)
 
 
 def _first_line(exc: Exception) -> str:

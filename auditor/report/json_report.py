@@ -1,7 +1,8 @@
 """The JSON report: a contract read by CI, baselines, SARIF and outside users.
 
 Its shape is pinned by tests/test_json_contract.py; bump FORMAT_VERSION when it changes
-(see the history below)."""
+(see the history below). Everything but `run` depends only on the files and the settings: a cold
+and a warm run (or a serial and a parallel one) give byte-identical reports once `run` is set aside."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ if TYPE_CHECKING:
 # 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
 # (the absolute folder scanned: the one given, or the common folder of the paths given), `gate`,
 # `baseline`, `changed_lines` and `suppressed`; `summary.suppressed`; the `suppression` category;
-# `fix.reason` (why a fix is only shown); per-target `verdicts` and `summary.by_context` (findings carry
-# their `context`). Version 3 is not released yet, so these share it.
-FORMAT_VERSION = 3
+# `fix.reason` (why a fix is only shown); `run` (what this run parsed and took from the cache:
+# `summary.files_parsed` moved there).
+# 4: per-target `verdicts` (would the code run there as it is, and the first reasons it would not)
+# and `summary.by_context`; each finding's `context` is set from where it stands.
+FORMAT_VERSION = 4
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -34,7 +37,6 @@ def summary(result: ScanResult, findings: list[Finding] | None = None, errors: i
     by_severity = Counter(f.severity for f in findings)
     return {
         "files": len(result.files),
-        "files_parsed": result.files_parsed,
         "files_with_findings": len({f.path for f in findings}),
         "findings": len(findings),
         "errors": len(result.errors) if errors is None else errors,
@@ -83,6 +85,9 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
             for target, costs in scores.costs.items()
         },
         "summary": summary(result, findings, len(errors)),
+        # How this run got there (what it parsed, what it reused from the cache): differs between a
+        # cold and a warm run of the same tree; nothing else in the report does.
+        "run": {"files_parsed": result.files_parsed, "files_cached": result.files_cached},
         "errors": [e.to_dict() for e in errors],
         "warnings": sorted(result.warnings),
         **_run_facts(result, report),
