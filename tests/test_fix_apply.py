@@ -229,6 +229,13 @@ def test_context_policy_and_guarded_findings(monkeypatch):
     backend = finding("LK201", 1, context="backend-module")
     out = finalize([backend], {id(backend): PlannedFix([(gated, True)])}, TorchFloor("2.13"), full_catalogue())
     assert out[0].fix.applicability == "display" and "backend-module" in out[0].fix.reason
+    # Contexts combine (`test+backend-module`, `test+optional`, `test+guarded`): each part counts.
+    backend = finding("LK201", 1, context="test+backend-module")
+    out = finalize([backend], {id(backend): PlannedFix([(gated, True)])}, TorchFloor("2.13"), full_catalogue())
+    assert out[0].fix.applicability == "display" and "test+backend-module" in out[0].fix.reason
+    optional = replace(sync, context="test+optional")
+    out = finalize([swap, optional], {id(swap): PlannedFix([(gated, True)])}, TorchFloor("2.13"), full_catalogue())
+    assert out[0].fix.applicability == "unsafe"
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -75,7 +75,7 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
         fix, gated = next(((f, g) for f, g in plan.fixes if floor.allows(f.min_torch)), oldest)
         if not floor.allows(fix.min_torch):
             fix = _demote(fix, f"needs torch >= {fix.min_torch}; the project supports {floor.describe()}")
-        elif fix.applicability == Applicability.UNSAFE and finding.context in hold:
+        elif fix.applicability == Applicability.UNSAFE and _in_context(finding, hold):
             fix = _demote(fix, f"left as it is in a {finding.context} context: calling CUDA is right there")
         out[index] = replace(finding, fix=fix)
         chosen[index] = (out[index], gated)
@@ -97,6 +97,11 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
             for index in gated_indexes:
                 out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
     return out
+
+
+def _in_context(finding: Finding, names: set[str]) -> bool:
+    """Whether one of the finding's contexts (`test+guarded` is two) is among `names`."""
+    return bool(finding.context) and not names.isdisjoint(finding.context.split("+"))
 
 
 def _dispatches(text: str, catalogue: Catalogue) -> str | None:
@@ -131,7 +136,7 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
     for finding, before in zip(current, original, strict=True):
         if finding.fix is not None and finding.fix.applicability != "display":
             continue  # fixed away
-        if finding.context in quiet_contexts:
+        if _in_context(finding, quiet_contexts):
             continue
         plan = planned.get(id(before))
         if plan is not None and plan.import_only and finding.category in import_ok:
@@ -141,7 +146,7 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
             continue
         # The finding's own effects (a device string in `autocast("cuda")` only turns AMP off), except
         # where they come from a guard: a CUDA check the gated fixes turn into an accelerator check.
-        effects = rule.effects() if finding.context in guard_contexts else finding.targets
+        effects = rule.effects() if _in_context(finding, guard_contexts) else finding.targets
         if not any(effects.get(target) == "raises" for target in targets):
             continue
         before = lines[finding.line - 1][:finding.column - 1] if 0 < finding.line <= len(lines) else ""
