@@ -110,7 +110,10 @@ class Finding:
     fix: Fix | None = field(default=None, hash=False, compare=False)
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.rule, self.end_line, self.end_column, self.message)
+        # A notebook's lines count within each cell: the cell comes first, or findings of
+        # different cells at the same line would keep whatever order a set gave them.
+        return (self.path, self.cell or 0, self.line, self.column, self.rule, self.end_line, self.end_column,
+                self.message)
 
     def to_dict(self) -> dict:
         return {

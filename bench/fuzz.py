@@ -10,7 +10,7 @@ each one (byte flips, cut and duplicated slices, truncation, lone CRs, NULs, BOM
 coding cookies, form feeds and line separators, unterminated strings and comments, deep brackets
 and long operator, `and`, `lambda` and conditional chains, bytes spliced in from another file),
 then runs the real command line twice, `--jobs 1` and `--jobs N`, each in its own process with a
-deadline, and prints crashes (a signal, a traceback, an exit code other than 0 or 1, an
+deadline and its own string-hash seed (PYTHONHASHSEED, so a report that follows set order shows), and prints crashes (a signal, a traceback, an exit code other than 0 or 1, an
 `internal` error entry), hangs (the deadline), the error entries by kind, and whether the two
 JSON reports are identical once their run-specific `run` object is set aside. Exit code 1 when
 any crash, hang or difference was seen."""
@@ -113,10 +113,11 @@ def mutate(data: bytes, donor: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
-def run(args: list[str], cwd: Path, timeout: float) -> dict:
+def run(args: list[str], cwd: Path, timeout: float, hash_seed: int) -> dict:
     start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": str(hash_seed)}
     proc = subprocess.Popen([sys.executable, "-m", "auditor", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            stderr=subprocess.PIPE, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
         hung = False
@@ -172,10 +173,11 @@ def main() -> int:
 
     reports = {}
     failures = 0
-    for label, jobs in (("serial", 1), ("parallel", options.jobs)):
+    # Each run with its own string-hash seed: a report that follows set order differs between them.
+    for label, jobs, hash_seed in (("serial", 1, 1), ("parallel", options.jobs, 2)):
         output = work / f"{label}.json"
         outcome = run([str(tree), "--format", "json", "--no-cache", "--jobs", str(jobs), "-o", str(output)],
-                      work, options.timeout)
+                      work, options.timeout, hash_seed)
         problems = crashed(outcome)
         print(f"{label} (--jobs {jobs}): exit {outcome['code']} in {outcome['seconds']:.0f} s"
               + (f"; PROBLEMS: {', '.join(problems)}" if problems else ""))

@@ -252,6 +252,14 @@ def test_notebook_cell_in_text_and_json(tmp_path, capsys):
     assert (finding["cell"], finding["line"], finding["column"], finding["end_column"]) == (4, 3, 15, 21)
 
 
+def test_notebook_findings_come_in_cell_order(scan_source):
+    """Lines count within a cell, so many findings share a line; the report orders them by cell
+    (it once kept whatever order a set gave them, which changed with the hash seed from run to run)."""
+    cells = [("code", "import torch\n")] + [("code", "torch.cuda.synchronize()\n")] * 12
+    result = scan_source({"nb.ipynb": notebook_example(*cells)})
+    assert [(f.cell, f.line) for f in result.findings] == [(cell, 1) for cell in range(2, 14)]
+
+
 def test_notebook_cells_parse_one_by_one_when_one_is_broken(scan_source):
     text = notebook_example(("code", "def f(:\n"), ("code", "import torch\ntorch.cuda.synchronize()\n"))
     result = scan_source({"nb.ipynb": text})

@@ -89,7 +89,8 @@ class CudaOnlyOpRegistration(Rule):
                 name = string_value(call.args[0].value) if call.args else None
                 types = keyword(call, "device_types")
                 keys = _keys(types.value) if types is not None and string_value(types.value) != "" else ["default"]
-                for op in {name, node.name.value} - {None}:
+                # the registered name first: both name one op, and a finding keeps the first report's subject
+                for op in dict.fromkeys(n for n in (name, node.name.value) if n is not None):
                     self._add(ctx, op, keys, call)
 
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:

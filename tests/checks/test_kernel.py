@@ -151,3 +151,25 @@ def test_ctypes_star_import_and_cuda_python(scan_source):
             "def f(s: cudart.cudaStream_t):\n    pass\n")
     assert [(rule, line) for _, rule, line in _lk4(scan_source({"m.py": code}))] == [
         ("LK407", 2), ("LK407", 4), ("LK407", 5)]
+
+
+def test_cuda_only_op_names_the_registered_op_whatever_the_hash_seed(tmp_path):
+    """A custom op is known by its registered name and by its function's name; which of the two a
+    finding names must not follow set order, which changes with each interpreter's hash seed (the
+    parallel workers' forkserver is another interpreter: serial and parallel reports differed)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "ops.py").write_text(
+        "import torch\n\n@torch.library.custom_op('mylib::scale', mutates_args=(), device_types='cuda')\n"
+        "def scale(x: torch.Tensor) -> torch.Tensor:\n    return x\n")
+    subjects = set()
+    for seed in range(6):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run([sys.executable, "-m", "auditor", "scan", str(tmp_path), "--no-cache", "--isolated",
+                              "--select", "LK415", "--format", "json"], capture_output=True, text=True, env=env,
+                             check=False).stdout
+        subjects.update(f["message"].split("`")[1] for f in json.loads(out)["findings"])
+    assert subjects == {"mylib::scale"}
