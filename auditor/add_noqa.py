@@ -16,13 +16,13 @@ import ast
 import io
 import os
 import re
-import tempfile
 import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from auditor.model import Finding
 from auditor.suppress import comment_prefix
+from auditor.textio import replace_atomically
 
 _NOQA = re.compile(r"(?P<head>#\s*noqa:\s*)(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)", re.I)
 _IGNORE = re.compile(r"(?P<head>(?:#|//)\s*lockin:\s*ignore)(?P<list>\[[^\]\n]*\])?", re.I)
@@ -98,7 +98,7 @@ def _edit(path: str, kind: str, wanted: dict[int, set[str]]) -> int | str:
     data = new_text.encode("utf-8")
     if raw.startswith(b"\xef\xbb\xbf"):
         data = b"\xef\xbb\xbf" + data
-    _write(path, data)
+    replace_atomically(path, data, ".lockin-", mode=os.stat(path).st_mode & 0o7777)
     return added
 
 
@@ -170,20 +170,3 @@ def _same_yaml(old: str, new: str) -> bool:
         return shape(old) == shape(new)
     except YamlError:
         return False
-
-
-def _write(path: str, data: bytes) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    handle, temp = tempfile.mkstemp(dir=folder, prefix=".lockin-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        raise

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from auditor import TOOL_NAME, __version__
 from auditor.config import ConfigError
 from auditor.model import FileError, Finding
+from auditor.textio import replace_atomically
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -106,18 +106,7 @@ def write_baseline(path: str, findings: list[Finding], errors: list[FileError], 
     }
     document["errors"] = [{"path": p, "kind": k} for p, k in document["errors"]]
     text = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    directory = folder or "."
-    handle, temp = tempfile.mkstemp(dir=directory, prefix=".baseline-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        raise
+    replace_atomically(path, text.encode("utf-8"), ".baseline-")
     return len(entries)
 
 

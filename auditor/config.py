@@ -208,14 +208,10 @@ def _parse(data: bytes, path: str) -> dict:
 
 
 def _repository_root(directory: str) -> str:
-    here = directory
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return directory
-        here = parent
+    """The repository `directory` is in (discover's definition, as git's), or `directory` itself."""
+    from auditor.discover import repository_root  # only when a link or a baseline needs it
+
+    return repository_root(directory) or directory
 
 
 def read_config(path: str, explicit: bool = False) -> dict:

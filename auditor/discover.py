@@ -174,7 +174,7 @@ class _GitIgnore:
         return False
 
 
-def _repository_root(directory: str) -> str | None:
+def repository_root(directory: str) -> str | None:
     """The nearest folder at or above `directory` that holds a .git folder or file."""
     here = directory
     while True:
@@ -188,7 +188,7 @@ def _repository_root(directory: str) -> str | None:
 
 def _load_parents(ignore: _GitIgnore, top: str, stamps: list[list] | None = None) -> None:
     """Git applies .git/info/exclude and the .gitignore files above `top` up to the repository root."""
-    repo = _repository_root(top)
+    repo = repository_root(top)
     if stamps is not None:  # a .git or .gitignore appearing above `top` changes one of these folders
         here = top
         while True:
@@ -319,7 +319,7 @@ class _ExplicitFiles:
     def excluded(self, given: str) -> str | None:
         path = os.path.abspath(given)
         folder = os.path.dirname(path)
-        stop = _repository_root(folder) or os.getcwd()
+        stop = repository_root(folder) or os.getcwd()
         if not (folder + os.sep).startswith(os.path.join(stop, "")):
             stop = folder
         here = folder
