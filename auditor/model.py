@@ -113,7 +113,7 @@ class Finding:
         # A notebook's lines count within each cell: the cell comes first, or findings of
         # different cells at the same line would keep whatever order a set gave them.
         return (self.path, self.cell or 0, self.line, self.column, self.rule, self.end_line, self.end_column,
-                self.message)
+                self.message, self.context or "", self.suggestion)
 
     def to_dict(self) -> dict:
         return {
