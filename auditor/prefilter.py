@@ -7,7 +7,10 @@ more: the walker only reaches `vllm._C.ops` through an import or a dotted use th
 component as a whole identifier, so a file is kept for that row only when its anchor is present
 and every component is one of the file's identifiers. That second stage runs only on files an
 anchor hit and drops the files that merely mention `vllm` or `..._parallel` (a third to a half of
-the anchor hits on real code) without ever dropping one the walker could report. A third kind of
+the anchor hits on real code) without ever dropping one the walker could report. The top package
+must also be imported by name (`import fla`, `from fla.ops import ...`, `import torch as th`): the
+walker resolves names only through imports, and a common word such as `grouped_gemm` (a transformers
+expert plan) or `eetq` (a quantizer's name) is no reference to the library. A third kind of
 anchor, the name of a wrapped GPU library, needs an identifier that starts with it
 (`flash_attn`, `flash_attn_func`), not one that merely contains it (`_supports_flash_attn`).
 Last, for files nothing else let through: an import of a module below a top package whose name
@@ -20,6 +23,14 @@ import re
 from collections.abc import Iterable
 
 _IDENTIFIER = re.compile(rb"[a-z0-9_]+")
+# Import statements (of the lower-cased text): `from pkg...` and `import a.b as c, d`, at the start of
+# a line or after `;` or `:` (`if TYPE_CHECKING: import x`). Matches in strings only let more through.
+# A name imported from another module counts too: a shim may re-export the package itself
+# (`from vllm.triton_utils import triton`).
+_FROM = re.compile(rb"(?:^|[;:])[ \t]*from[ \t]+([a-z_][a-z0-9_]*)[a-z0-9_.]*[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n;#]*))",
+                   re.MULTILINE)
+_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*import[ \t]+([a-z0-9_., \t]+)", re.MULTILINE)
+IMPORTED = b"import:"  # a condition word meaning "this top package is imported", never an identifier
 
 
 class Prefilter:
@@ -35,7 +46,8 @@ class Prefilter:
             clauses[token.lower().encode()] = []  # unconditional
         for anchor, name in qualified_names:
             key = anchor.lower().encode()
-            words = frozenset(part.lower().encode() for part in name.split("."))
+            top, *rest = name.lower().encode().split(b".")
+            words = frozenset([IMPORTED + top, *rest])
             if key not in clauses:
                 clauses[key] = [words]
             elif clauses[key]:  # an unconditional anchor needs no conditions
@@ -91,15 +103,34 @@ class Prefilter:
                     if conditions is None:
                         return True
                     if words is None:
-                        words = set(_IDENTIFIER.findall(lowered))
+                        words = _words(lowered)
                     if any(condition <= words for condition in conditions):
                         return True
                 if anchor in self.word_starts:
                     if words is None:
-                        words = set(_IDENTIFIER.findall(lowered))
+                        words = _words(lowered)
                     if any(word.startswith(anchor) for word in words):
                         return True
         return self._imports is not None and self._imports.search(lowered) is not None
+
+
+def _words(lowered: bytes) -> set[bytes]:
+    """The identifiers of a lower-cased text, plus IMPORTED + each top package it imports."""
+    words = set(_IDENTIFIER.findall(lowered))
+    for top, listed, inline in _FROM.findall(lowered):
+        words.add(IMPORTED + top)
+        _add_imported(words, listed or inline)
+    for names in _IMPORT.findall(lowered):
+        _add_imported(words, names)
+    return words
+
+
+def _add_imported(words: set[bytes], names: bytes) -> None:
+    """`a.b as c, d` (or a `from` import's list): IMPORTED + a, IMPORTED + d."""
+    for name in names.split(b","):
+        top = name.strip().split(b".", 1)[0].split(None, 1)
+        if top:
+            words.add(IMPORTED + top[0])
 
 
 def _import_pattern(words: tuple[str, ...]) -> re.Pattern[bytes] | None:

@@ -72,6 +72,19 @@ def test_catalogue_rows_need_every_component_as_an_identifier():
     assert not check(b"import torch\n")
 
 
+def test_catalogue_rows_need_their_top_package_imported():
+    """The walker resolves a library only through an import naming it: the same words in a string
+    or in the project's own names (transformers' `grouped_gemm` expert plan) are no reference."""
+    check = Prefilter([], [("grouped_gemm", "grouped_gemm"), ("fla", "fla.ops")])
+    assert not check(b"plan = {'experts': 'grouped_gemm'}\ndef grouped_gemm(x):\n    return x\n")
+    assert not check(b"from mypkg import ops\nfla = ops.fla\n")  # `ops` is there, `fla` is not imported
+    assert check(b"import grouped_gemm\n") and check(b"import os, grouped_gemm as gg\n")
+    assert check(b"if TYPE_CHECKING: import grouped_gemm\n")
+    assert check(b"from fla.ops import chunk\n") and check(b"import fla.ops as ops\n")
+    assert check(b"from shims import (\n    fla,\n    other,\n)\nfla.ops.chunk()\n")  # a shim re-exports it
+    assert check(b"try:\n    from grouped_gemm.interface import gmm\nexcept ImportError:\n    gmm = None\n")
+
+
 def test_unconditional_token_covers_longer_anchors():
     check = Prefilter(["nvidia"], [("nvidia_dali", "nvidia_dali.ops")])
     assert check.anchors == (b"nvidia",) and check(b"# nvidia")
