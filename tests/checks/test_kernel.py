@@ -173,3 +173,31 @@ def test_cuda_only_op_names_the_registered_op_whatever_the_hash_seed(tmp_path):
                              check=False).stdout
         subjects.update(f["message"].split("`")[1] for f in json.loads(out)["findings"])
     assert subjects == {"mylib::scale"}
+
+
+KERNEL_LIBRARIES = [  # (import name, distribution name) of kernel libraries added from real serving and diffusion code
+    ("sageattention", "sageattention"), ("spas_sage_attn", "spas-sage-attn"), ("st_attn", "st-attn"),
+    ("nunchaku", "nunchaku"), ("fast_hadamard_transform", "fast-hadamard-transform"),
+    ("grouped_gemm", "grouped_gemm"), ("eetq", "EETQ"), ("flute", "flute-kernel"), ("exllamav2", "exllamav2"),
+    ("pplx_kernels", "pplx-kernels"), ("fla", "flash-linear-attention"), ("gemlite", "gemlite"),
+]
+
+
+def test_kernel_libraries_are_flagged_in_code_and_as_dependencies(scan_source):
+    code = "".join(f"import {module}\n" for module, _ in KERNEL_LIBRARIES)
+    requirements = "".join(f"{package}\n" for _, package in KERNEL_LIBRARIES)
+    result = scan_source({"app.py": code, "requirements.txt": requirements})
+    assert [(f.line, f.rule) for f in result.findings if f.path == "app.py"] == \
+        [(n, "LK409") for n in range(1, len(KERNEL_LIBRARIES) + 1)]
+    assert [(f.line, f.rule) for f in result.findings if f.path == "requirements.txt"] == \
+        [(n, "LK504") for n in range(1, len(KERNEL_LIBRARIES) + 1)]
+
+
+def test_kernel_library_names_that_are_not_the_library(scan_source):
+    """Traps: the name in text, an attribute of something else, the project's own `fla` package."""
+    result = scan_source({
+        "app.py": '"""Uses sageattention when installed."""\n# import gemlite\nprint("pip install nunchaku")\n'
+                  "cfg.fla = 1\nx = model.eetq\n",
+        "pkg/__init__.py": "", "pkg/fla/__init__.py": "", "pkg/layers.py": "from .fla import chunk\n",
+    })
+    assert [(f.path, f.rule) for f in result.findings] == []
