@@ -104,9 +104,9 @@ class Runtime:
         # The letters of every rule code ("LK", a plugin's "ACME"): a `noqa:` naming none is not ours.
         self.code_prefixes = tuple(sorted({r.code.rstrip("0123456789").upper() for r in rules} | {"LK"}))
 
-    def may_match(self, data: bytes) -> bool:
-        """The prefilter: can this Python file hold a finding at all?"""
-        return self.prefilter(data)
+    def may_match(self, data: bytes, path: str = "") -> bool:
+        """The prefilter: can this Python file (at `path`, as reported) hold a finding at all?"""
+        return self.prefilter(data, path)
 
     def needs_check(self, source: SourceFile, data: bytes) -> bool:
         """False when the prefilter proves the file holds nothing (its result is empty)."""
@@ -267,13 +267,13 @@ def may_hold_directive(data: bytes) -> bool:
     return b"lockin" in data or (b"noqa" in data and _DIRECTIVE_BYTES.search(data) is not None)
 
 
-def may_hold_findings(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool]) -> bool:
+def may_hold_findings(source: SourceFile, data: bytes, may_match: Callable[[bytes, str], bool]) -> bool:
     """Whether the file can hold a finding: the Python prefilter for the kinds it applies to, the
     kind's byte gate (auditor.kinds) for the rest; kinds with neither are always read."""
     kind = KINDS_BY_NAME.get(source.kind)
     if kind is None:  # a file list from another version: nothing to read it with
         return False
-    if kind.python_prefilter and may_match(data):
+    if kind.python_prefilter and may_match(data, source.display):
         return True
     if kind.gate is None:
         return not kind.python_prefilter
@@ -281,7 +281,7 @@ def may_hold_findings(source: SourceFile, data: bytes, may_match: Callable[[byte
     return any(word in lowered for word in kind.gate)
 
 
-def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes], bool],
+def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes, str], bool],
                 directives: bool = False) -> bool:
     """Whether to read the file: it may hold a finding, or (with `directives`: the unused-suppression
     rule runs) a suppression comment of ours."""

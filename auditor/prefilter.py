@@ -15,7 +15,8 @@ anchor, the name of a wrapped GPU library, needs an identifier that starts with 
 (`flash_attn`, `flash_attn_func`), not one that merely contains it (`_supports_flash_attn`).
 Last, for files nothing else let through: an import of a module below a top package whose name
 has one of the `import_words` (`from torchao.kernel import`, `from .triton_utils.kernels import`):
-a GPU library's own GPU modules, reported as inventory lines (rules/contexts.toml [own_package])."""
+a GPU library's own GPU modules, reported as inventory lines (rules/contexts.toml [own_package]),
+or a relative import (`from . import utils`) in a file whose folder is named with one of them."""
 
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ _IDENTIFIER = re.compile(rb"[a-z0-9_]+")
 # a line or after `;` or `:` (`if TYPE_CHECKING: import x`). Matches in strings only let more through.
 # A name imported from another module counts too: a shim may re-export the package itself
 # (`from vllm.triton_utils import triton`).
-_FROM = re.compile(rb"(?:^|[;:])[ \t]*from[ \t]+([a-z_][a-z0-9_]*)[a-z0-9_.]*[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n;#]*))",
+_FROM = re.compile(rb"(?:^|[;:])[ \t]*from[ \t]+(\.*)([a-z0-9_.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n;#]*))",
                    re.MULTILINE)
 _IMPORT = re.compile(rb"(?:^|[;:])[ \t]*import[ \t]+([a-z0-9_., \t]+)", re.MULTILINE)
+_RELATIVE_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*from[ \t]+\.", re.MULTILINE)
 IMPORTED = b"import:"  # a condition word meaning "this top package is imported", never an identifier
 
 
@@ -89,7 +91,9 @@ class Prefilter:
         prefilter._set(dict(conditions), frozenset(word_starts), tuple(rest[0]) if rest else ())
         return prefilter
 
-    def __call__(self, data: bytes) -> bool:
+    def __call__(self, data: bytes, path: str = "") -> bool:
+        """`path`: the file's path as reported; a relative import inside a folder named for GPU code
+        (`from . import utils` in `ops/_cutedsl/_cute_lib/`) may import one of its GPU modules."""
         lowered = data.lower()
         words: set[bytes] | None = None
         for gate, members in self.groups:
@@ -111,14 +115,23 @@ class Prefilter:
                         words = _words(lowered)
                     if any(word.startswith(anchor) for word in words):
                         return True
-        return self._imports is not None and self._imports.search(lowered) is not None
+        if self._imports is None:
+            return False
+        if self._imports.search(lowered) is not None:
+            return True
+        return bool(path) and self._gpu_folder(path) and _RELATIVE_IMPORT.search(lowered) is not None
+
+    def _gpu_folder(self, path: str) -> bool:
+        folders = path.replace("\\", "/").lower().split("/")[:-1]
+        return any(not {folder, *folder.split("_")}.isdisjoint(self.import_words) for folder in folders)
 
 
 def _words(lowered: bytes) -> set[bytes]:
     """The identifiers of a lower-cased text, plus IMPORTED + each top package it imports."""
     words = set(_IDENTIFIER.findall(lowered))
-    for top, listed, inline in _FROM.findall(lowered):
-        words.add(IMPORTED + top)
+    for dots, module, listed, inline in _FROM.findall(lowered):
+        if module and not dots:  # `from . import triton` imports the project's own module, named alike
+            words.add(IMPORTED + module.split(b".", 1)[0])
         _add_imported(words, listed or inline)
     for names in _IMPORT.findall(lowered):
         _add_imported(words, names)

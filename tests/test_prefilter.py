@@ -33,7 +33,7 @@ def test_invalid_examples_pass_the_rules_own_prefilter(rule, example):
 
 def _findings(paths: list[str], prefilter: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], int]:
     if not prefilter:
-        monkeypatch.setattr(Runtime, "may_match", lambda self, data: True)
+        monkeypatch.setattr(Runtime, "may_match", lambda self, data, path="": True)
     result = scan(paths, ScanOptions(cache=False, jobs=1))
     monkeypatch.undo()
     return [f.to_dict() for f in result.findings], result.files_parsed
@@ -82,6 +82,7 @@ def test_catalogue_rows_need_their_top_package_imported():
     assert check(b"if TYPE_CHECKING: import grouped_gemm\n")
     assert check(b"from fla.ops import chunk\n") and check(b"import fla.ops as ops\n")
     assert check(b"from shims import (\n    fla,\n    other,\n)\nfla.ops.chunk()\n")  # a shim re-exports it
+    assert check(b"from . import fla, grouped_gemm\n")  # the project's own modules named alike
     assert check(b"try:\n    from grouped_gemm.interface import gmm\nexcept ImportError:\n    gmm = None\n")
 
 
@@ -119,6 +120,18 @@ def test_imports_of_modules_named_for_gpu_code_below_a_top_package():
     assert Prefilter.from_data(check.to_data()).import_words == ("_c", "exllama", "triton")
     # a cache written before this capability still loads
     assert not Prefilter.from_data(check.to_data()[:2])(b"from ..triton_utils.kernels import silu\n")
+
+
+def test_relative_imports_in_a_folder_named_for_gpu_code():
+    """`from . import utils` in liger_kernel/ops/backends/_cutedsl/_cute_lib/ imports one of the
+    package's GPU modules (its folder says so): an inventory line the file's text alone cannot show."""
+    check = Prefilter([], [], import_words=["cute", "triton"])
+    code = b"from . import utils\nfrom .reduce import row_reduce\n"
+    assert check(code, "src/pkg/ops/_cutedsl/_cute_lib/__init__.py")
+    assert check(code, "pkg/triton_utils/__init__.py")
+    assert not check(code, "src/pkg/models/__init__.py")  # an ordinary folder
+    assert not check(b"import utils\n", "pkg/_cute_lib/__init__.py")  # no relative import
+    assert not check(code, "")
 
 
 def test_the_full_prefilter_ignores_near_misses():
