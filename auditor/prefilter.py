@@ -24,13 +24,13 @@ import re
 from collections.abc import Iterable
 
 _IDENTIFIER = re.compile(rb"[a-z0-9_]+")
-# Import statements (of the lower-cased text): `from pkg...` and `import a.b as c, d`, at the start of
-# a line or after `;` or `:` (`if TYPE_CHECKING: import x`). Matches in strings only let more through.
+# Import statements (of the lower-cased text): `from pkg...` and `import a.b as c, d`, wherever they
+# stand (`if TYPE_CHECKING: import x`). Each pattern starts with its keyword, which re searches for
+# as a literal; matches in strings or comments only let more through.
 # A name imported from another module counts too: a shim may re-export the package itself
 # (`from vllm.triton_utils import triton`).
-_FROM = re.compile(rb"(?:^|[;:])[ \t]*from[ \t]+(\.*)([a-z0-9_.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n;#]*))",
-                   re.MULTILINE)
-_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*import[ \t]+([a-z0-9_., \t]+)", re.MULTILINE)
+_FROM = re.compile(rb"from[ \t]+(\.*)([a-z0-9_.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^\n;#]*))")
+_IMPORT = re.compile(rb"import[ \t]+([a-z0-9_., \t]+)")
 _RELATIVE_IMPORT = re.compile(rb"(?:^|[;:])[ \t]*from[ \t]+\.", re.MULTILINE)
 IMPORTED = b"import:"  # a condition word meaning "this top package is imported", never an identifier
 
@@ -96,6 +96,7 @@ class Prefilter:
         (`from . import utils` in `ops/_cutedsl/_cute_lib/`) may import one of its GPU modules."""
         lowered = data.lower()
         words: set[bytes] | None = None
+        imported: set[bytes] | None = None  # read from the import lines only for a row whose names are all there
         for gate, members in self.groups:
             if gate not in lowered:
                 continue
@@ -107,12 +108,17 @@ class Prefilter:
                     if conditions is None:
                         return True
                     if words is None:
-                        words = _words(lowered)
-                    if any(condition <= words for condition in conditions):
-                        return True
+                        words = set(_IDENTIFIER.findall(lowered))
+                    for condition in conditions:
+                        missing = condition - words
+                        if missing and all(word.startswith(IMPORTED) for word in missing):
+                            imported = _imported(lowered) if imported is None else imported
+                            missing -= imported
+                        if not missing:
+                            return True
                 if anchor in self.word_starts:
                     if words is None:
-                        words = _words(lowered)
+                        words = set(_IDENTIFIER.findall(lowered))
                     if any(word.startswith(anchor) for word in words):
                         return True
         if self._imports is None:
@@ -126,9 +132,9 @@ class Prefilter:
         return any(not {folder, *folder.split("_")}.isdisjoint(self.import_words) for folder in folders)
 
 
-def _words(lowered: bytes) -> set[bytes]:
-    """The identifiers of a lower-cased text, plus IMPORTED + each top package it imports."""
-    words = set(_IDENTIFIER.findall(lowered))
+def _imported(lowered: bytes) -> set[bytes]:
+    """IMPORTED + each top package a lower-cased text imports, and each name it imports from a module."""
+    words: set[bytes] = set()
     for dots, module, listed, inline in _FROM.findall(lowered):
         if module and not dots:  # `from . import triton` imports the project's own module, named alike
             words.add(IMPORTED + module.split(b".", 1)[0])
