@@ -11,9 +11,26 @@ cursor instead of searched for from the start of its table (20,000 identical ent
 from __future__ import annotations
 
 import bisect
+import tomllib
+from typing import TYPE_CHECKING, Any
 
 from auditor.readers import Located
 from auditor.textio import line_starts
+
+if TYPE_CHECKING:
+    from auditor.context import FileContext
+
+
+def load_toml(ctx: FileContext) -> dict[str, Any] | None:
+    """The file's TOML data, or None after a `parse` error entry (bad TOML, or nested deeper than
+    tomllib, which recurses once per nested array or inline table, can read)."""
+    try:
+        return tomllib.loads(ctx.text)
+    except tomllib.TOMLDecodeError as exc:
+        ctx.error("parse", f"invalid TOML: {exc}")
+    except RecursionError:
+        ctx.error("parse", "invalid TOML: nested too deeply to read")
+    return None
 
 
 def split_key(dotted: str) -> tuple[str, ...]:

@@ -3,7 +3,6 @@ uv, Poetry and PDM tables that choose package indexes."""
 
 from __future__ import annotations
 
-import tomllib
 from typing import TYPE_CHECKING, Any
 
 from auditor.readers import (
@@ -14,7 +13,7 @@ from auditor.readers import (
     parse_requirement,
     salvage_requirement,
 )
-from auditor.readers.locate import Locator
+from auditor.readers.locate import Locator, load_toml
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
@@ -24,13 +23,8 @@ _UV_INDEX_KEYS = {"index-url": "index-url", "extra-index-url": "extra-index-url"
 
 
 def read_pyproject(ctx: FileContext) -> Dependencies:
-    try:
-        data = tomllib.loads(ctx.text)
-    except tomllib.TOMLDecodeError as exc:
-        ctx.error("parse", f"invalid TOML: {exc}")
-        return Dependencies()
-    except RecursionError:  # tomllib recurses once per nested array or inline table
-        ctx.error("parse", "invalid TOML: nested too deeply to read")
+    data = load_toml(ctx)
+    if data is None:
         return Dependencies()
     reader = _Reader(ctx, data)
     reader.read()

@@ -3,21 +3,18 @@ values as a Node tree, placed in the text by auditor.readers.locate (tomllib kee
 
 from __future__ import annotations
 
-import tomllib
 from typing import TYPE_CHECKING, Any
 
 from auditor.readers.document import Document, Node
-from auditor.readers.locate import Locator
+from auditor.readers.locate import Locator, load_toml
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
 
 
 def document(ctx: FileContext) -> Document:
-    try:
-        data = tomllib.loads(ctx.text)
-    except tomllib.TOMLDecodeError as exc:
-        ctx.error("parse", f"invalid TOML: {exc}")
+    data = load_toml(ctx)
+    if data is None:
         return Document()
     return Document(trees=[_node(data, (), Locator(ctx.text))])
 
