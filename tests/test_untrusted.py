@@ -66,6 +66,16 @@ def ratio(worst, normal, repeat: int = 3) -> float:
     return best(worst) / best(normal)
 
 
+def test_setup_cfg_line_of_blanks_is_linear():
+    """configparser's option regex backtracked quadratically on a long line of blanks (10 s for
+    3,000); the line parser reads it in the time of an ordinary file of the same size."""
+    from auditor.readers.setup_cfg import parse_ini
+
+    blanks = "[options]\ninstall_requires =\n    torch\n" + ("x" + " " * 20_000 + "y\n") * 5
+    normal = "[options]\ninstall_requires =\n    torch\n" + ("    pkg" + "x" * 19_995 + "\n") * 5
+    assert ratio(lambda: parse_ini(blanks), lambda: parse_ini(normal)) < 20
+
+
 def chain(shape: str, n: int) -> str:
     body = {
         "and": "y = (" + " and\n".join(["a"] * n) + ")\n",
