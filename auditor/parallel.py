@@ -245,7 +245,7 @@ def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
                     if advance is not None:
                         advance(sum(t[2] for t in futures[future]))
             except BaseException:
-                _abandon(pool, futures)
+                _abandon(pool)
                 raise
     except BrokenProcessPool as exc:
         with slots.get_lock():
@@ -253,17 +253,17 @@ def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
         raise _PoolBroke(str(exc) or type(exc).__name__, suspects) from None
 
 
-def _abandon(pool: Any, futures: dict) -> None:
+def _abandon(pool: Any) -> None:
     """Stop at once (Ctrl-C, an error here): leaving the `with` block would wait for every chunk
-    the workers are on."""
-    for future in futures:
-        future.cancel()
+    the workers are on. The futures are left to the pool: with its workers killed, its manager
+    thread fails every pending one as broken, and on Python 3.11 it raised InvalidStateError
+    (printed after "audit: interrupted") on any future this process had cancelled meanwhile."""
     for process in list(getattr(pool, "_processes", {}).values()):
         try:
             process.kill()
         except (OSError, ValueError, AttributeError):
             pass
-    pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=False)
 
 
 def _check_isolated(runtime: Runtime, task: Task, hashing: bool) -> Outcome:
