@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from auditor import TOOL_NAME, __version__
 from auditor.config import ConfigError
 from auditor.model import FileError, Finding
-from auditor.textio import replace_atomically
+from auditor.read.text import replace_atomically
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024

@@ -9,8 +9,8 @@ import libcst as cst
 
 from auditor.catalogue import ApiEntry, Catalogue
 from auditor.model import FileError, Finding
-from auditor.names import Resolver, dotted_parts
-from auditor.textio import split_lines
+from auditor.python.names import Resolver, dotted_parts
+from auditor.read.text import split_lines
 
 if TYPE_CHECKING:
     from auditor.analysis.placement import Where

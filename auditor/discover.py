@@ -156,7 +156,7 @@ class _GitIgnore:
     def load(self, directory: str, filename: str = ".gitignore") -> bool:
         if self.stamps is not None:
             _stamp(self.stamps, os.path.join(directory, filename))
-        from auditor.textio import SourceError, read_regular_file
+        from auditor.read.text import SourceError, read_regular_file
 
         try:  # as git: never through a link, never a FIFO; a capped size
             data = read_regular_file(os.path.join(directory, filename), IGNORE_FILE_BYTES)

@@ -13,7 +13,14 @@ from auditor.config import ConfigError, Settings, nearest
 from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
 from auditor.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import FileError, FileResult, Finding
-from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text, read_regular_file, text_problem
+from auditor.read.text import (
+    DEFAULT_MAX_BYTES,
+    SourceError,
+    decode_python,
+    decode_text,
+    read_regular_file,
+    text_problem,
+)
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
     from collections.abc import Callable
@@ -27,8 +34,8 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
     from auditor.context import FileContext
     from auditor.fix.floor import TorchFloor
     from auditor.parallel import Task
-    from auditor.prefilter import Prefilter
     from auditor.progress import Progress
+    from auditor.read.prefilter import Prefilter
 
 
 ScanOptions = Settings  # the name callers used before the settings had a module of their own
@@ -74,8 +81,8 @@ class Runtime:
         from auditor.analysis.project import ProjectInfo
         from auditor.fix.floor import TorchFloor
         from auditor.fix.policy import gate_rules
+        from auditor.python.walker import Walker
         from auditor.registry import build_prefilter
-        from auditor.walker import Walker
 
         self.rules = rules
         self.catalogue = catalogue
@@ -235,7 +242,7 @@ class Runtime:
 def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:
     """A Python file: one parse, one walk; file-level rules of its kind (setup.py) share the tree.
     `module`: the text's tree when the caller has it (the fixer)."""
-    from auditor.python_scan import scan_python
+    from auditor.python.scan import scan_python
 
     after_walk = None
     if runtime.by_kind.get(source.kind):
@@ -589,7 +596,7 @@ class _Scan:
         progress = Progress(self.options.progress, sum(t[2] for t in tasks), len(tasks))
         try:
             if run_serially(jobs, tasks):
-                from auditor.python_scan import unvalidated_parsing
+                from auditor.python.scan import unvalidated_parsing
 
                 progress.start()
                 with unvalidated_parsing():
@@ -630,7 +637,7 @@ class _Scan:
         data = self.cache.meta.get("prefilter") if self.cache is not None else None
         if data is None:
             return None
-        from auditor.prefilter import Prefilter
+        from auditor.read.prefilter import Prefilter
 
         try:
             return Prefilter.from_data(data)

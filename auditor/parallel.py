@@ -97,8 +97,8 @@ def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings
                  floor: tuple[str | None, str] = (None, ""), root: str | None = None, slots: Any = None,
                  run_pid: int | None = None, project_root: str | None = None) -> None:
     global _worker, _slots, _slot
-    from auditor.isolate import limit_memory
-    from auditor.lifetime import die_with_parent
+    from auditor.sandbox.isolate import limit_memory
+    from auditor.sandbox.lifetime import die_with_parent
 
     die_with_parent(run_pid=run_pid)
     limit_memory(WORKER_MEMORY_BYTES)
@@ -131,7 +131,7 @@ def _claim(slots: Any) -> int | None:
 
 
 def _check_chunk(chunk: list[Task]) -> list[Outcome]:
-    from auditor.python_scan import unvalidated_parsing
+    from auditor.python.scan import unvalidated_parsing
 
     assert _worker is not None
     runtime, hashing = _worker
@@ -148,7 +148,7 @@ def _check_chunk(chunk: list[Task]) -> list[Outcome]:
 
 # What a worker needs: started from a fresh interpreter that preloads only these, a worker holds
 # no CLI, report or discovery state.
-WORKER_MODULES = ["auditor._forkserver_init", "libcst", "auditor.engine", "auditor.parallel", "auditor.python_scan"]
+WORKER_MODULES = ["auditor._forkserver_init", "libcst", "auditor.engine", "auditor.parallel", "auditor.python.scan"]
 # libcst needs ~600 bytes of memory per byte of source while parsing: from this size on, a file
 # takes over 150 MB and what a forked worker inherits from the parent starts to matter.
 LARGE_FILE_BYTES = 256 * 1024
@@ -175,7 +175,7 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
     """Every task's outcome (in no particular order) and warnings.
 
     When a worker dies (a crash in native code, the memory backstop, the OOM killer), the files
-    the workers were on are checked one by one in isolated children (auditor/isolate.py) and the
+    the workers were on are checked one by one in isolated children (auditor/sandbox/isolate.py) and the
     rest go to a fresh pool: a file that killed a worker is never checked in this process. Only
     when no pool can start at all does the rest run here."""
     global _runtime
@@ -267,8 +267,8 @@ def _abandon(pool: Any) -> None:
 
 
 def _check_isolated(runtime: Runtime, task: Task, hashing: bool) -> Outcome:
-    from auditor.isolate import IsolationFailure, deadline_for, run_isolated
     from auditor.model import FileError, FileResult
+    from auditor.sandbox.isolate import IsolationFailure, deadline_for, run_isolated
 
     index, source, size, expected = task
     try:

@@ -23,7 +23,7 @@ from auditor.checks.base import ApiRule, Rule
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
-    from auditor.prefilter import Prefilter
+    from auditor.read.prefilter import Prefilter
 
 ENTRY_POINT_GROUP = "lockin_auditor.rules"
 _ABSTRACT = {Rule, ApiRule}
@@ -186,7 +186,7 @@ def api_token(qualified: str) -> str:
 
 def build_prefilter(rules: list[Rule], catalogue: Catalogue) -> Prefilter:
     """The prefilter for these rules: their tokens, plus each catalogue row they own."""
-    from auditor.prefilter import Prefilter
+    from auditor.read.prefilter import Prefilter
 
     names = {r.name for r in rules}
     rows = [entry for entry in [*catalogue.apis.values(), *catalogue.api_prefixes.values()] if entry.rule in names]

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from auditor.model import Finding
-from auditor.textio import line_starts, split_lines
+from auditor.read.text import line_starts, split_lines
 
 DEFAULT_PREFIX = "#"
 OUR_PREFIX = "LK"  # a code in a noqa list with this prefix is ours even when no rule has it

@@ -199,7 +199,7 @@ def test_runs_side_by_side_keep_each_others_entries(tmp_path):
     save must not drop the entries the other batch wrote meanwhile."""
     from auditor.cache import open_cache
     from auditor.model import FileResult, Finding
-    from auditor.textio import DEFAULT_MAX_BYTES
+    from auditor.read.text import DEFAULT_MAX_BYTES
 
     repo = make_repo(tmp_path, {"a.py": BAD, "b.py": BAD, "c.py": BAD})
     run(repo)
@@ -284,7 +284,7 @@ def test_a_finding_round_trips_with_context_cell_and_fix(tmp_path):
     """Every field of a finding, the fix's edits included, comes back from the cache as stored."""
     from auditor.cache import open_cache
     from auditor.model import Edit, FileResult, Finding, Fix
-    from auditor.textio import DEFAULT_MAX_BYTES
+    from auditor.read.text import DEFAULT_MAX_BYTES
 
     repo = make_repo(tmp_path, {"a.py": BAD})
     cache = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)

@@ -10,7 +10,7 @@ import pytest
 
 from auditor.discover import SourceFile, file_kind
 from auditor.engine import Runtime, ScanOptions, scan
-from auditor.prefilter import Prefilter
+from auditor.read.prefilter import Prefilter
 from auditor.registry import all_rules, full_catalogue
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -133,7 +133,7 @@ def test_the_crash_case_through_a_real_process(tmp_path):
 def test_memory_is_bounded_by_syntax_units(tmp_path):
     """A 9 MB file under the size limit took 40 s and 3 GB: the guard counts syntax units (what
     libcst allocates nodes for) and refuses files over MAX_PARSE_UNITS before parsing."""
-    from auditor.guard import MAX_PARSE_UNITS
+    from auditor.sandbox.parse_guard import MAX_PARSE_UNITS
 
     lines = MAX_PARSE_UNITS // 5 + 100  # `x = a.b(c)`: = . ( ) and the line end, 5 units a line
     files = {"huge.py": SYNC + "x = a.b(c)\n" * lines, "fine.py": SYNC + "x = a.b(c)\n" * (lines // 4)}
@@ -146,7 +146,7 @@ def test_memory_is_bounded_by_syntax_units(tmp_path):
 def test_guard_costs_little_and_flags_few_ordinary_files():
     """The screen sends a file to CPython's parse only when its counts allow a deep chain: none
     of the demo repository's files, and none of a large ordinary module."""
-    from auditor.guard import _Counts
+    from auditor.sandbox.parse_guard import _Counts
 
     demo = sorted((ROOT / "fixtures" / "demo-repo").rglob("*.py"))
     assert demo and all(_Counts(path.read_bytes()).screen() is None for path in demo)
@@ -178,7 +178,7 @@ def test_a_broken_file_with_a_huge_statement_is_refused_without_parsing(tmp_path
 
 
 def test_isolated_child_reports_crash_memory_and_deadline():
-    from auditor.isolate import IsolationFailure, run_isolated
+    from auditor.sandbox.isolate import IsolationFailure, run_isolated
 
     assert run_isolated(sum, [1, 2, 3], timeout=30) == 6
     with pytest.raises(IsolationFailure) as crash:

@@ -20,8 +20,8 @@ import libcst as cst
 
 from auditor.catalogue import Catalogue
 from auditor.checks._env import is_message_call
-from auditor.checks._helpers import callee_name, string_value
-from auditor.names import dotted_parts
+from auditor.python.names import dotted_parts
+from auditor.python.syntax import callee_name, string_value
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext

@@ -292,7 +292,7 @@ class ProjectInfo:
     def _read(self, path: str, limit: int = 2_000_000) -> str:
         """The text of a project file, or "" when it is not a regular file of at most `limit` bytes:
         a link, a FIFO or a device named pyproject.toml is not followed, read or waited on."""
-        from auditor.textio import SourceError, read_regular_file
+        from auditor.read.text import SourceError, read_regular_file
 
         try:
             info = os.lstat(path)

@@ -1,1 +1,1 @@
-"""Built-in rules, one module each (shared matchers live in `auditor/checks/_helpers.py`)."""
+"""Built-in rules, one module each (shared matchers live in `auditor/python/syntax.py`)."""

@@ -17,10 +17,10 @@ from typing import Any
 import libcst as cst
 
 from auditor.catalogue import Catalogue, load_catalogue
-from auditor.checks._helpers import callee_name, name_of_target, positional, string_value
 from auditor.checks.base import Rule, shared_visit
 from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS
+from auditor.python.syntax import callee_name, name_of_target, positional, string_value
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 

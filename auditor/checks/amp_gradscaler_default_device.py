@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from auditor.checks._helpers import keyword, positional
 from auditor.checks.base import ApiRule, FixSpec, Invalid, Valid
 from auditor.fix.plan import FixPlan
 from auditor.model import Category, Severity
+from auditor.python.syntax import keyword, positional
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference

@@ -5,11 +5,11 @@ import re
 import libcst as cst
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks._helpers import positional, string_value
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
 from auditor.fix.plan import FixPlan, NodeEdit, Pos, Report, Rewriter
 from auditor.model import Category, Severity
+from auditor.python.syntax import positional, string_value
 
 _DTYPES = {"FloatTensor": "float32", "HalfTensor": "float16", "DoubleTensor": "float64",
            "BFloat16Tensor": "bfloat16"}

@@ -4,12 +4,12 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import callee_name, keyword, positional, string_value
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
 from auditor.fix.plan import FixPlan, Report, Rewriter
 from auditor.model import Category, Severity
+from auditor.python.syntax import callee_name, keyword, positional, string_value
 
 STATE = "LK301"
 BACKEND_WORD = re.compile("backend", re.IGNORECASE)

@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.deep import run_deep
 from auditor.model import Applicability, FileError, Finding
+from auditor.sandbox.deep import run_deep
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -112,7 +112,7 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
                           root=result.scan_root or result.root)
     sources = {source.display: source for source in result.files}
-    from auditor.python_scan import unvalidated_parsing
+    from auditor.python.scan import unvalidated_parsing
 
     with unvalidated_parsing():  # the checks parse as the scan does; validation happens in _validate
         for path in wanted:
@@ -142,7 +142,7 @@ def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, writ
     except OSError as exc:
         outcome.error = FileError(source.display, "fix", f"not fixed: cannot read ({exc.strerror or exc})")
         return outcome
-    from auditor.textio import SourceError, decode_python, decode_text
+    from auditor.read.text import SourceError, decode_python, decode_text
 
     try:
         python = source.kind in PYTHON_KINDS
@@ -175,7 +175,7 @@ def _rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool
     judged on the file as the safe fixes leave it."""
     import libcst as cst
 
-    from auditor.python_scan import parse_module
+    from auditor.python.scan import parse_module
 
     if source.kind in NOTEBOOK_KINDS:
         _notebook_rounds(runtime, source, outcome, unsafe)
@@ -370,7 +370,7 @@ class _validated:
     def __enter__(self) -> None:
         import libcst as cst
 
-        from auditor import python_scan
+        from auditor.python import scan as python_scan
 
         self.saved = cst.CSTNode.__dict__.get("__post_init__")
         original = python_scan.VALIDATING_POST_INIT

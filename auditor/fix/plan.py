@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from auditor.model import Edit, Fix
-from auditor.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
+from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
@@ -312,7 +312,7 @@ def _module_level_imports(body) -> list[cst.BaseSmallStatement]:
 
 def _through_head(ref: Reference, qualified: str) -> str | None:
     """`th.accelerator.x` for `qualified` torch.accelerator.x at a reference written `th.cuda.y`."""
-    from auditor.names import dotted_parts
+    from auditor.python.names import dotted_parts
 
     node = ref.call.func if ref.call is not None else ref.node
     parts = dotted_parts(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
@@ -326,7 +326,7 @@ def _through_head(ref: Reference, qualified: str) -> str | None:
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
-    from auditor.names import dotted_name
+    from auditor.python.names import dotted_name
 
     return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
@@ -352,7 +352,7 @@ class Placer:
     """Turns plans into `Fix`es once the spans of their nodes are known."""
 
     def __init__(self, text: str, spans: dict[int, tuple[int, int]]) -> None:
-        from auditor.positions import LineIndex
+        from auditor.python.positions import LineIndex
 
         self.text = text
         self.spans = spans

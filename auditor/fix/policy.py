@@ -122,8 +122,8 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
     """Findings that would remain after every fix and raise where the accelerator swaps lead."""
     import re
 
+    from auditor.read.text import split_lines
     from auditor.registry import rule_by_code
-    from auditor.textio import split_lines
 
     table = _gate_table(catalogue)
     harmless = [re.compile(p) for p in table.get("not_raising_before", ())]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from auditor.fix.plan import FixPlan, NodeEdit, Pos, Report, Rewriter, int_like
-from auditor.names import dotted_parts
+from auditor.python.names import dotted_parts
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue

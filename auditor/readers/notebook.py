@@ -197,7 +197,7 @@ def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, r
                      shell: tuple[Finding, ...] = ()) -> list[Finding]:
     """One parse of all code cells (names flow from cell to cell); when that fails, each cell on
     its own, and only the cells that do not parse are errors."""
-    from auditor.python_scan import scan_python
+    from auditor.python.scan import scan_python
 
     facts = runtime.project.facts(source.path, source.display)  # a notebook under tests/ is test-only code
     whole = scan_python(source.display, notebook.code, runtime.walker, runtime.catalogue, floor=runtime.floor,

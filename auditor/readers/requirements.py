@@ -152,7 +152,7 @@ class _Reader:
             self.root.errors.extend(e for e in sub.errors if e not in self.root.errors)
 
     def load(self, ctx: FileContext, number: int, target: str, display: str) -> str | None:
-        from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
+        from auditor.read.text import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
 
         if not os.path.lexists(target):
             self.error(ctx, number, f"included file not found: {os.path.basename(target)}", kind="read")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from auditor.read.text import split_lines
 from auditor.readers import Dependencies, IndexUrl, parse_requirement, salvage_requirement
-from auditor.textio import split_lines
 
 if TYPE_CHECKING:
     from auditor.context import FileContext

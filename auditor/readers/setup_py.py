@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.checks._helpers import string_value
+from auditor.python.syntax import string_value
 from auditor.readers import Dependencies, IndexUrl, parse_requirement, salvage_requirement
 
 if TYPE_CHECKING:

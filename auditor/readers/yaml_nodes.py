@@ -43,7 +43,7 @@ def parse(text: str) -> list[Node]:
     """Every document in `text` as a Node tree; raises YamlError."""
     import yaml
 
-    from auditor.textio import brackets_too_deep
+    from auditor.read.text import brackets_too_deep
 
     if brackets_too_deep(text.encode("utf-8", "replace"), MAX_DEPTH):
         raise YamlError(f"nested deeper than {MAX_DEPTH} levels; not parsed")

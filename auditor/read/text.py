@@ -9,7 +9,7 @@
   (`\\n`, `\\r\\n` and a lone `\\r` end a line), never `str.splitlines()`, which also splits on
   form feeds, `\\x1c`-`\\x1e`, `\\x85`, U+2028 and U+2029 and would move snippets and suppressions.
 
-Whether libcst may parse a decoded source at all is auditor/guard.py's business."""
+Whether libcst may parse a decoded source at all is auditor/sandbox/parse_guard.py's business."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from auditor.textio import line_starts
+from auditor.read.text import line_starts
 
 
 class _OffsetCodegen(CodegenState):

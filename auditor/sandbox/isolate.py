@@ -1,7 +1,7 @@
 """Running one risky piece of work in a forked child with a memory limit and a deadline.
 
 Used where nothing cheaper can vouch for an input: a file CPython cannot parse (newer grammar or
-broken) that the guard would otherwise have checked (auditor/guard.py), and the files a pool
+broken) that the guard would otherwise have checked (auditor/sandbox/parse_guard.py), and the files a pool
 worker was checking when it died (auditor/parallel.py). The child inherits everything it needs
 through fork, limits its address space (RLIMIT_AS) so a blow-up fails in the child instead of
 exhausting the machine, dies with its parent, and sends its result back pickled. A crash, the
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from auditor.deep import STACK_BYTES, run_deep
+from auditor.sandbox.deep import STACK_BYTES, run_deep
 
 MEMORY_BYTES = 1024 * 1024 * 1024  # on top of what the process already maps
 BASE_SECONDS = 60.0
@@ -105,7 +105,7 @@ def _kill(pid: int) -> None:
 def _child(fd: int, parent: int, memory_bytes: int, function: Callable[..., Any], args: tuple) -> None:
     code = 0
     try:
-        from auditor.lifetime import die_with_parent
+        from auditor.sandbox.lifetime import die_with_parent
 
         die_with_parent(parent)
         _quiet()

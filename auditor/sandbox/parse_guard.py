@@ -5,7 +5,7 @@ libcst's native parser recurses once per level of nesting and, for some shapes, 
 2,000 take 770 MB; a chain of 1,000 `.b()` calls takes 3.4 s, 2,000 `[0]` subscripts 13 s, and
 `a and a and ...` with 7,500 terms overflows an 8 MB stack (a segfault). Chains of `and`, `or`,
 `elif` and adjacent strings cost linear time. Every parse runs on a thread with a large stack
-(auditor/deep.py), so depth alone no longer crashes; what is left is the cost of deep chains and
+(auditor/sandbox/deep.py), so depth alone no longer crashes; what is left is the cost of deep chains and
 of sheer size, which the guard bounds before libcst sees the file.
 
 Memory grows with the number of syntax units (punctuation, line ends, keywords; `parse_units`),
@@ -22,7 +22,7 @@ import re
 import sys
 from functools import lru_cache
 
-from auditor.textio import SourceError, brackets_too_deep
+from auditor.read.text import SourceError, brackets_too_deep
 
 MAX_PARSE_UNITS = 60_000
 # Cheap counts decide which files get CPython's exact check (a tenth of a libcst parse, plus a walk
@@ -117,14 +117,14 @@ def parse_units(data: bytes) -> int:
 
 def guard_python(text: str) -> bool:
     """Whether libcst may parse `text`: raises SourceError when it must not, returns True when the
-    parse should run isolated (auditor/isolate.py) because CPython could not vouch for the file.
+    parse should run isolated (auditor/sandbox/isolate.py) because CPython could not vouch for the file.
 
     Every file pays two cheap scans (the unit count and the screen). A file the screen flags
     (under 10% of real code by size) gets CPython's own parse and a walk of its tree: a file
     CPython refuses as too deep, or whose deepest chain of costly expressions is over
     MAX_CHAIN_DEPTH, becomes a `parse` error; one CPython rejects for another reason (newer
     grammar than this interpreter's, or invalid) is parsed by libcst in an isolated process with
-    memory and time limits. Must run on the large-stack thread (auditor/deep.py)."""
+    memory and time limits. Must run on the large-stack thread (auditor/sandbox/deep.py)."""
     counts = _Counts(text.encode("utf-8", "surrogatepass"))
     units = counts.units
     if units > MAX_PARSE_UNITS:

@@ -7,7 +7,7 @@ but a worker whose parent died before it asked (a run killed while its pool star
 be told; so workers also watch the run's pid from a daemon thread and leave when it is gone.
 The setting does not survive a fork, so every process that needs it asks for it itself: the
 forkserver when it starts (it preloads auditor/_forkserver_init.py), each pool worker in its
-initializer, each isolated child (auditor/isolate.py) right after the fork."""
+initializer, each isolated child (auditor/sandbox/isolate.py) right after the fork."""
 
 from __future__ import annotations
 

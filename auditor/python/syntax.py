@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from auditor.tree import child_nodes
+from auditor.python.tree import child_nodes
 
 _CUDA_DEVICE = re.compile(r"cuda(:(\d+|%[a-z]|\{[^{}]*\}))?")
 _CUDA_PREFIX = re.compile(r"cuda:?")

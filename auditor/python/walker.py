@@ -1,7 +1,7 @@
 """One pass over a libcst tree that tracks scopes and dispatches to the rules.
 
 libcst's own visitor rebuilds every node as it goes and costs about as much as the parse;
-reading the dataclass fields directly (auditor/tree.py) costs a tenth of that. Rules get `visit_<NodeType>(node, ctx)`
+reading the dataclass fields directly (auditor/python/tree.py) costs a tenth of that. Rules get `visit_<NodeType>(node, ctx)`
 calls in source order (parents before children) and `on_reference` for dotted names the
 catalogue knows."""
 
@@ -14,8 +14,8 @@ import libcst as cst
 from auditor.catalogue import Catalogue
 from auditor.checks.base import Rule
 from auditor.context import PythonContext, Reference
-from auditor.names import dotted_name, dotted_parts
-from auditor.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
+from auditor.python.names import dotted_name, dotted_parts
+from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
@@ -77,7 +77,7 @@ class Walker:
             self.walk_children(node)
 
     def walk_children(self, node: cst.CSTNode) -> None:
-        # Inlined auditor.tree.child_nodes: this loop runs for every node of every file.
+        # Inlined auditor.python.tree.child_nodes: this loop runs for every node of every file.
         for name in child_fields(type(node)):
             value = getattr(node, name)
             kind = KIND.get(type(value)) or kind_of(type(value))

@@ -11,12 +11,12 @@ import libcst as cst
 from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
 from auditor.context import PythonContext
-from auditor.deep import run_deep
-from auditor.guard import guard_python
 from auditor.model import FileError, FileResult, Finding
-from auditor.positions import place_nodes
-from auditor.textio import SourceError
-from auditor.walker import Walker
+from auditor.python.positions import place_nodes
+from auditor.python.walker import Walker
+from auditor.read.text import SourceError
+from auditor.sandbox.deep import run_deep
+from auditor.sandbox.parse_guard import guard_python
 
 if TYPE_CHECKING:
     from auditor.fix.floor import TorchFloor
@@ -79,9 +79,9 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
     readers (a notebook's shell lines) that the CUDA-clean gate must count too. `facts` is what
     the project says about the file (auditor.analysis.project).
 
-    The guard (auditor/guard.py) decides first whether libcst may see the text at all; the parse
-    and the walk then run on the large-stack thread (auditor/deep.py), or in an isolated child
-    process when CPython could not vouch for the file (auditor/isolate.py)."""
+    The guard (auditor/sandbox/parse_guard.py) decides first whether libcst may see the text at all; the parse
+    and the walk then run on the large-stack thread (auditor/sandbox/deep.py), or in an isolated child
+    process when CPython could not vouch for the file (auditor/sandbox/isolate.py)."""
     args = (path, text, walker, catalogue, after_walk, floor, hidden, module, gate_extra, facts)
     if module is not None:  # parsed by the caller, from a text that passed the guard
         return run_deep(_scan, *args)
@@ -91,7 +91,7 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
         return FileResult(path, errors=[FileError(path, exc.kind, exc.message)])
     if not isolate:
         return run_deep(_scan, *args)
-    from auditor.isolate import IsolationFailure, deadline_for, run_isolated
+    from auditor.sandbox.isolate import IsolationFailure, deadline_for, run_isolated
 
     try:
         return run_isolated(_scan, *args, timeout=deadline_for(len(text)))
