@@ -10,8 +10,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from auditor.config import ConfigError, Settings, nearest
-from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
-from auditor.kinds import BY_NAME as KINDS_BY_NAME
+from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
+from auditor.discover.walk import Discovery, SourceFile, discover, tree_unchanged
 from auditor.model import FileError, FileResult, Finding
 from auditor.read.text import (
     DEFAULT_MAX_BYTES,
@@ -184,7 +184,7 @@ class Runtime:
         return result
 
     def suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
-        """Apply the file's suppression comments, in its kind's comment syntax (auditor.kinds); report
+        """Apply the file's suppression comments, in its kind's comment syntax (auditor.discover.kinds); report
         those that silence nothing (LK001)."""
         from auditor import suppress
 
@@ -276,7 +276,7 @@ def may_hold_directive(data: bytes) -> bool:
 
 def may_hold_findings(source: SourceFile, data: bytes, may_match: Callable[[bytes, str], bool]) -> bool:
     """Whether the file can hold a finding: the Python prefilter for the kinds it applies to, the
-    kind's byte gate (auditor.kinds) for the rest; kinds with neither are always read."""
+    kind's byte gate (auditor.discover.kinds) for the rest; kinds with neither are always read."""
     kind = KINDS_BY_NAME.get(source.kind)
     if kind is None:  # a file list from another version: nothing to read it with
         return False

@@ -15,7 +15,7 @@ Anywhere in the file, on a line of its own:
 A bare `# noqa` is deliberately not honoured: codebases use it for flake8 and pyflakes, and
 treating it as ours would silently hide lock-in. In a `# noqa:` list only codes of our rules (and
 `LK` codes that are no rule) are ours; the others belong to other linters and are left alone.
-The comment marker comes from the file kind (auditor.kinds: `#`, `//` in CUDA sources, none in
+The comment marker comes from the file kind (auditor.discover.kinds: `#`, `//` in CUDA sources, none in
 JSON); in Python and notebook code only real comments count (tokenize tells), never text inside a
 string; in a Dockerfile a directive on a line of its own also covers the instruction below it."""
 
@@ -36,9 +36,9 @@ OUR_PREFIX = "LK"  # a code in a noqa list with this prefix is ours even when no
 
 
 def comment_prefix(kind: str) -> str | None:
-    """How a line comment starts in files of this kind (the registry, auditor.kinds); None: the
+    """How a line comment starts in files of this kind (the registry, auditor.discover.kinds); None: the
     format has no comments (JSON), so nothing there can be suppressed inline."""
-    from auditor.kinds import comment_prefix as declared
+    from auditor.discover.kinds import comment_prefix as declared
 
     return declared(kind)
 
@@ -290,7 +290,7 @@ def _remove_item(line: str, column: int, end_column: int) -> tuple[int, int, str
 
 def without_suppressed(findings: list[Finding], text: str, kind: str = "python") -> list[Finding]:
     """The findings no directive silences (kept for callers that only want those)."""
-    from auditor.kinds import BY_NAME
+    from auditor.discover.kinds import BY_NAME
 
     declared = BY_NAME.get(kind)
     prefix = declared.comment if declared is not None else DEFAULT_PREFIX

@@ -71,7 +71,7 @@ def source_of(name: str) -> Path:
 def copy_set(source: Path, scratch: Path) -> Path:
     """Copy what audit reads (Python, CUDA, requirements, setup files) into a scratch folder."""
     sys.path.insert(0, str(REPO))
-    from auditor.discover import discover
+    from auditor.discover.walk import discover
 
     found = discover([str(source)], str(source))
     dest = scratch / "set"
@@ -373,7 +373,7 @@ def print_table(args: argparse.Namespace, info: dict, rows: dict, ratios: dict, 
 def cmd_lists(root: str, out: str) -> None:
     """Every file audit reads, and the Python files it parses (passing the same prefilter)."""
     sys.path.insert(0, str(REPO))
-    from auditor.discover import discover
+    from auditor.discover.walk import discover
     from auditor.engine import Runtime
     from auditor.registry import full_catalogue, select_rules
 

@@ -223,7 +223,7 @@ def _age_tree(repo: Path) -> None:
 
 
 def _walks(monkeypatch) -> list[str]:
-    from auditor import discover
+    from auditor.discover import walk as discover
 
     listed: list[str] = []
     original = discover._Walk.visit

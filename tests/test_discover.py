@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from auditor.discover import discover, file_kind
+from auditor.discover.walk import discover, file_kind
 
 
 def make(root: Path, files: dict[str, str]) -> None:

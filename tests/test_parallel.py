@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor import parallel
-from auditor.discover import SourceFile
+from auditor.discover.walk import SourceFile
 from auditor.engine import ScanOptions, scan
 
 FILES = {

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover import SourceFile, file_kind
+from auditor.discover.walk import SourceFile, file_kind
 from auditor.engine import Runtime, ScanOptions, scan
 from auditor.read.prefilter import Prefilter
 from auditor.registry import all_rules, full_catalogue

@@ -33,7 +33,7 @@ from auditor.sandbox.deep import run_deep
 if TYPE_CHECKING:
     import libcst as cst
 
-    from auditor.discover import SourceFile
+    from auditor.discover.walk import SourceFile
     from auditor.engine import Runtime, ScanResult
 
 MAX_ROUNDS = 6

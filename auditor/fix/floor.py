@@ -232,7 +232,7 @@ def _through_reader(kind: str) -> FloorReader:
 
         from auditor.catalogue import load_catalogue
         from auditor.context import FileContext
-        from auditor.kinds import BY_NAME
+        from auditor.discover.kinds import BY_NAME
 
         where, _, function = (BY_NAME[kind].reader or "").partition(":")
         ctx = FileContext(kind, text, load_catalogue(), kind)
@@ -250,7 +250,7 @@ for _kind in ("conda", "dockerfile"):
 def floor_sources(project: str) -> list[tuple[str, str, int, int]]:
     """(path, kind, size, mtime_ns) of the dependency files at the top of the project and in its
     requirements/ folder; symlinks are not followed."""
-    from auditor.discover import name_kind
+    from auditor.discover.walk import name_kind
 
     found: list[tuple[str, str, int, int]] = []
     for folder in (project, os.path.join(project, "requirements")):

@@ -25,7 +25,7 @@ from auditor.readers.document import Document, EnvSetting
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
-    from auditor.discover import SourceFile
+    from auditor.discover.walk import SourceFile
     from auditor.engine import Runtime
 
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -162,7 +162,7 @@ def document(ctx: FileContext) -> Document:
 
 
 def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
-    """The engine's entry point for notebooks (auditor.kinds): findings of the code cells and of the
+    """The engine's entry point for notebooks (auditor.discover.kinds): findings of the code cells and of the
     shell and magic lines, suppressions applied on the cells' text, then placed in their cells."""
     from auditor.context import FileContext
     from auditor.readers.document import STATE

@@ -183,7 +183,7 @@ class _Reader:
 
 
 def document(ctx: FileContext) -> Document:
-    """The kind's reader (auditor.kinds): the file's dependencies."""
+    """The kind's reader (auditor.discover.kinds): the file's dependencies."""
     from auditor.readers.document import Document
 
     return Document(dependencies=read_pyproject(ctx))

@@ -125,7 +125,7 @@ class _Reader:
     def include(self, ctx: FileContext, number: int, include: str, real: str | None,
                 chain: tuple[str, ...]) -> None:
         """Read `-r other.txt` when discovery would not pick the file up on its own."""
-        from auditor.discover import file_kind, shown_name
+        from auditor.discover.walk import file_kind, shown_name
 
         if "://" in include or real is None:
             return  # remote includes are never fetched; without a location there is nothing to join
@@ -206,7 +206,7 @@ def _find(ctx: FileContext, number: int, needle: str) -> tuple[int, int]:
 
 
 def document(ctx: FileContext) -> Document:
-    """The kind's reader (auditor.kinds): the file's dependencies."""
+    """The kind's reader (auditor.discover.kinds): the file's dependencies."""
     from auditor.readers.document import Document
 
     return Document(dependencies=read_requirements(ctx))

@@ -102,7 +102,7 @@ def _requirements(ctx: FileContext, deps: Dependencies, lines: ValueLines, origi
 
 
 def document(ctx: FileContext) -> Document:
-    """The kind's reader (auditor.kinds): the file's dependencies."""
+    """The kind's reader (auditor.discover.kinds): the file's dependencies."""
     from auditor.readers.document import Document
 
     return Document(dependencies=read_setup_cfg(ctx))

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from auditor.kinds import match as match_kind
+from auditor.discover.kinds import match as match_kind
 from auditor.model import FileError
 
 CACHE_DIR_NAME = ".lockin_auditor_cache"
@@ -43,7 +43,7 @@ _ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without
 class SourceFile:
     path: str  # what to open
     display: str  # POSIX path relative to the scanned root, as reported
-    kind: str  # a name from auditor.kinds.KINDS
+    kind: str  # a name from auditor.discover.kinds.KINDS
 
 
 @dataclass
@@ -71,7 +71,7 @@ def tree_unchanged(stamps: list[list]) -> bool:
 
 
 def file_kind(path: str, explicit: bool = False, parent: str | None = None) -> str | None:
-    """The kind of file (auditor.kinds) `path` is, from its name; None when audit does not read it.
+    """The kind of file (auditor.discover.kinds) `path` is, from its name; None when audit does not read it.
 
     `parent` is the name of the containing folder, when the caller already knows it."""
     return match_kind(os.path.basename(path), explicit, parent, path)
