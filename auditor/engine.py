@@ -186,7 +186,7 @@ class Runtime:
     def suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
         """Apply the file's suppression comments, in its kind's comment syntax (auditor.discover.kinds); report
         those that silence nothing (LK001)."""
-        from auditor import suppress
+        from auditor.gates import suppress
 
         kind = KINDS_BY_NAME[source.kind]
         if kind.comment is None:  # JSON: no comments, nothing to apply
@@ -361,7 +361,7 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
 
     outcome.findings = sorted(link_kernel_sources(list(set(outcome.findings))), key=Finding.sort_key)
     if outcome.findings:
-        from auditor.alternatives import with_alternatives
+        from auditor.analysis.alternatives import with_alternatives
 
         outcome.findings = with_alternatives(outcome.findings, scanner.served)
     outcome.errors.sort()
@@ -373,7 +373,7 @@ def _apply_settings(outcome: ScanResult, settings: Settings) -> None:
     """What the settings do to findings after the cache: per-file-ignores and severity overrides
     (cheap, and changing them must not invalidate the cached results)."""
     if settings.per_file_ignores:
-        from auditor.suppress import per_file_ignored
+        from auditor.gates.suppress import per_file_ignored
 
         kept = []
         absolute: dict[str, str] = {}
@@ -533,7 +533,7 @@ class _Scan:
         self.results: list[FileResult | None] = [None] * len(files)
         self._fact_keys: list[str | None] = [None] * len(files)
         self.stats: list[tuple[int, int] | None] = [None] * len(files)
-        self.served: set[str] | None = None  # targets the repository's other images serve (auditor.alternatives)
+        self.served: set[str] | None = None  # targets the repository's other images serve (auditor.analysis.alternatives)
         # --cache-check content: an unchanged stat proves nothing; every file is read and hashed
         self.stat_trusted = cache is not None and options.cache_check != "content"
 
@@ -543,7 +543,7 @@ class _Scan:
             self._check(misses)
         elif self.cache is not None:
             self.outcome.warnings.extend(self.cache.meta.get("warnings", []))
-        from auditor.alternatives import served_for
+        from auditor.analysis.alternatives import served_for
 
         self.served = served_for(self.results, self.files, self.cache)  # before the save: it may update meta
         if self.cache is not None:

@@ -73,7 +73,7 @@ def _note(message: str) -> None:
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
     from auditor.engine import scan
-    from auditor.score import compute_scores
+    from auditor.portability.score import compute_scores
 
     fmt = choose_format(settings, sys.stdout)
     if settings.statistics and fmt not in STATISTICS_FORMATS:
@@ -101,18 +101,18 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:
-        from auditor.baseline import write_baseline
+        from auditor.gates.baseline import write_baseline
 
         count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores))
         _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
     elif settings.baseline is not None:
-        from auditor.baseline import compare, load_baseline
+        from auditor.gates.baseline import compare, load_baseline
 
         comparison = compare(load_baseline(settings.baseline), findings, errors, result.root)
         findings, errors = comparison.new, comparison.new_errors
     changed, hidden = None, 0
     if settings.diff_base is not None:
-        from auditor.changed_lines import changed_lines
+        from auditor.gates.changed_lines import changed_lines
 
         changed = changed_lines(settings.diff_base, result.scan_root)
         findings, errors, hidden = _on_changed_lines(result, findings, errors, changed)
@@ -171,7 +171,7 @@ def _on_changed_lines(result: ScanResult, findings: list[Finding], errors: list[
 
 def _judge(result: ScanResult, settings: Settings, findings: list[Finding], errors: list[FileError], scores: object,
            comparison: object, hook: bool, nothing_to_check: bool, skip: bool) -> object:
-    from auditor.gate import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
+    from auditor.gates.judge import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
 
     if skip:  # --write-baseline records; it does not judge
         return GateOutcome()
@@ -184,7 +184,7 @@ def _judge(result: ScanResult, settings: Settings, findings: list[Finding], erro
 
 
 def _add_noqa(result: ScanResult) -> int:
-    from auditor.add_noqa import add_noqa
+    from auditor.gates.add_noqa import add_noqa
 
     files = {f.display: (f.path, f.kind) for f in result.files}
     outcome = add_noqa(result.findings, files)

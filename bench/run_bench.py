@@ -431,8 +431,8 @@ def cmd_scan(paths: list[str], jobs: int, cache_dir: str | None) -> int:
     """What `audit scan PATHS -f json -o /dev/null` does, for a CLI without --jobs/--cache-dir."""
     sys.path.insert(0, str(REPO))
     from auditor.engine import ScanOptions, scan
+    from auditor.portability.score import compute_scores
     from auditor.report.json_report import render_json
-    from auditor.score import compute_scores
 
     result = scan(paths, ScanOptions(jobs=jobs, cache=cache_dir is not None, cache_dir=cache_dir))
     render_json(result, compute_scores(result.findings))

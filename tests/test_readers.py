@@ -79,7 +79,7 @@ def test_dockerfile_suppression(scan_source):
 
 # -- alternatives and the score -------------------------------------------------------------------------
 def test_cuda_only_image_makes_a_clean_repository_fail_elsewhere(scan_source):
-    from auditor.score import compute_scores
+    from auditor.portability.score import compute_scores
 
     result = scan_source({"app.py": "import torch\nx = torch.ones(2)\n", "Dockerfile": "FROM nvidia/cuda:12.1.0-base\n"})
     image = [f for f in result.findings if f.rule == "LK509"]
@@ -351,7 +351,7 @@ def test_manifest_with_only_an_untagged_pytorch_image_passes_the_gate(scan_sourc
 def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path, monkeypatch):
     import os
 
-    import auditor.alternatives
+    import auditor.analysis.alternatives
     from auditor.engine import ScanOptions, scan
 
     repo = tmp_path / "repo"
@@ -371,7 +371,7 @@ def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path,
     def refuse(*args):
         raise AssertionError("read again")
 
-    monkeypatch.setattr(auditor.alternatives, "_targets", refuse)
+    monkeypatch.setattr(auditor.analysis.alternatives, "_targets", refuse)
     assert effects()["rocm"] == "works"
     monkeypatch.undo()
     (repo / "Dockerfile.rocm").write_text("FROM nvidia/cuda:12.4.1-base\n")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from auditor.engine import ScanOptions, scan
-from auditor.score import compute_scores
-from auditor.verdict import verdicts
+from auditor.portability.score import compute_scores
+from auditor.portability.verdict import verdicts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

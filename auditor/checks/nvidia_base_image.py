@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from auditor.checks._containers import alternatives, nvidia_image
+from auditor.analysis.images import alternatives, nvidia_image
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from auditor.checks._containers import runtime_table
+from auditor.analysis.images import runtime_table
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity

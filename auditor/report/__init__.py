@@ -14,14 +14,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from auditor.baseline import Comparison
-    from auditor.changed_lines import ChangedLines
     from auditor.config import Settings
     from auditor.engine import ScanResult
-    from auditor.gate import GateOutcome
+    from auditor.gates.baseline import Comparison
+    from auditor.gates.changed_lines import ChangedLines
+    from auditor.gates.judge import GateOutcome
     from auditor.model import FileError, Finding
-    from auditor.score import Scores
-    from auditor.verdict import Verdict
+    from auditor.portability.score import Scores
+    from auditor.portability.verdict import Verdict
 
 # format name -> module under auditor.report (the CLI's --format choices come from here)
 REPORTERS: dict[str, str] = {
@@ -69,7 +69,7 @@ class Report:
     def verdicts(self) -> dict[str, Verdict]:
         """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
         finding that is not suppressed."""
-        from auditor.verdict import verdicts
+        from auditor.portability.verdict import verdicts
 
         return verdicts(self.result.findings)
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, TextIO
 from auditor import TOOL_NAME, __version__
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
-from auditor.score import Scores, context_counts
-from auditor.verdict import verdicts
+from auditor.portability.score import Scores, context_counts
+from auditor.portability.verdict import verdicts
 
 if TYPE_CHECKING:
     from auditor.report import Report

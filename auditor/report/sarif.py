@@ -19,7 +19,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from auditor import TOOL_NAME, __version__
-from auditor.baseline import keyed
+from auditor.gates.baseline import keyed
 from auditor.report import Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

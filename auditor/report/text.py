@@ -14,8 +14,8 @@ from rich.text import Text
 
 from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
-from auditor.score import Scores
-from auditor.verdict import Verdict, verdicts
+from auditor.portability.score import Scores
+from auditor.portability.verdict import Verdict, verdicts
 
 if TYPE_CHECKING:
     from auditor.report import Report

@@ -20,9 +20,9 @@ import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from auditor.gates.suppress import comment_prefix
 from auditor.model import Finding
 from auditor.read.text import replace_atomically
-from auditor.suppress import comment_prefix
 
 _NOQA = re.compile(r"(?P<head>#\s*noqa:\s*)(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)", re.I)
 _IGNORE = re.compile(r"(?P<head>(?:#|//)\s*lockin:\s*ignore)(?P<list>\[[^\]\n]*\])?", re.I)

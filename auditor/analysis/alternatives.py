@@ -62,8 +62,8 @@ def served_targets(files: list[SourceFile], cache: Cache | None = None) -> set[s
 
 
 def _targets(source: SourceFile, size: int) -> set[str]:
+    from auditor.analysis.images import alternative_targets, named_targets, nvidia_image
     from auditor.catalogue import load_catalogue
-    from auditor.checks._containers import alternative_targets, named_targets, nvidia_image
     from auditor.read.text import SourceError, decode_text, read_regular_file
     from auditor.readers.dockerfile import final_image
 
