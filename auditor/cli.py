@@ -29,7 +29,7 @@ from auditor import TOOL_NAME, __version__
 from auditor.report import REPORTERS
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
-    from auditor.config import Settings
+    from auditor.config.load import Settings
 
 COMMANDS = ("scan", "rules", "explain")
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
@@ -208,8 +208,8 @@ def scan(
         "(a hash of every file, for trees whose mtimes cannot be trusted).", rich_help_panel=RUNNING)] = CacheCheck.stat,
 ) -> int:
     """Scan PATHS for NVIDIA lock-in and report findings and portability scores."""
-    from auditor.config import anchor, load_settings
-    from auditor.engine import resolve_root
+    from auditor.config.load import anchor, load_settings
+    from auditor.pipeline.scan import resolve_root
     from auditor.run import Request, execute
 
     given = _existing_paths(paths)
@@ -259,7 +259,7 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
 
 
 def _targets(values: list[str] | None) -> list[str]:
-    from auditor.config import GATE_TARGETS, nearest
+    from auditor.config.load import GATE_TARGETS, nearest
 
     targets = [name.lower() for name in _split(values) or ["overall"]]
     for name in targets:
@@ -278,7 +278,7 @@ def _torch_version(value: str | None) -> str | None:
 
 
 def _severity(value: str | None) -> str | None:
-    from auditor.config import ConfigError, severity_name
+    from auditor.config.load import ConfigError, severity_name
 
     if value is None:
         return None
@@ -317,7 +317,7 @@ def list_rules(
     output_format: Annotated[ListFormat, typer.Option("--format", "-f", help="List format.")] = ListFormat.text,
 ) -> int:
     """List every rule: code, name, category, severity and summary."""
-    from auditor.registry import registry_warnings
+    from auditor.checks.registry import registry_warnings
     from auditor.report.rules_view import print_rules
 
     _warn(registry_warnings())
@@ -328,7 +328,7 @@ def list_rules(
 @app.command()
 def explain(code_or_name: Annotated[str, typer.Argument(help="A rule code (LK101) or name (hardcoded-cuda-device).")]) -> int:
     """Print a rule's docs: what it does, why it matters, an example and what to use instead."""
-    from auditor.registry import find_rule
+    from auditor.checks.registry import find_rule
     from auditor.report.rules_view import print_explanation
 
     rule = find_rule(code_or_name)
@@ -351,8 +351,8 @@ def route(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from typer.exceptions import TyperException
 
-    from auditor.cache import CacheDirRefused
-    from auditor.config import ConfigError
+    from auditor.cache.results import CacheDirRefused
+    from auditor.config.load import ConfigError
 
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from auditor.config import ConfigError, Settings, nearest
-from auditor.engine import ScanResult
+from auditor.config.load import ConfigError, Settings, nearest
 from auditor.model import FileError, Finding
+from auditor.pipeline.scan import ScanResult
 from auditor.report import REPORTERS, Report, fixable, render
 
 TRUTHY_OFF = ("", "0", "false")
@@ -72,7 +72,7 @@ def _note(message: str) -> None:
 
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
-    from auditor.engine import scan
+    from auditor.pipeline.scan import scan
     from auditor.portability.score import compute_scores
 
     fmt = choose_format(settings, sys.stdout)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor.engine import ScanOptions, scan  # noqa: E402
+from auditor.pipeline.scan import ScanOptions, scan  # noqa: E402
 
 
 def main() -> int:

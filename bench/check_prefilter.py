@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor import engine  # noqa: E402
-from auditor.engine import ScanOptions, scan  # noqa: E402
+from auditor.pipeline import scan as engine  # noqa: E402
+from auditor.pipeline.scan import ScanOptions, scan  # noqa: E402
 
 
 def findings(path: str, jobs: int, prefilter: bool) -> tuple[set[tuple], int, float]:

@@ -373,9 +373,9 @@ def print_table(args: argparse.Namespace, info: dict, rows: dict, ratios: dict, 
 def cmd_lists(root: str, out: str) -> None:
     """Every file audit reads, and the Python files it parses (passing the same prefilter)."""
     sys.path.insert(0, str(REPO))
+    from auditor.checks.registry import full_catalogue, select_rules
     from auditor.discover.walk import discover
-    from auditor.engine import Runtime
-    from auditor.registry import full_catalogue, select_rules
+    from auditor.pipeline.scan import Runtime
 
     found = discover([root], root)
     runtime = Runtime(select_rules(), full_catalogue())
@@ -430,7 +430,7 @@ def cmd_parse(lists: str, jobs: int) -> None:
 def cmd_scan(paths: list[str], jobs: int, cache_dir: str | None) -> int:
     """What `audit scan PATHS -f json -o /dev/null` does, for a CLI without --jobs/--cache-dir."""
     sys.path.insert(0, str(REPO))
-    from auditor.engine import ScanOptions, scan
+    from auditor.pipeline.scan import ScanOptions, scan
     from auditor.portability.score import compute_scores
     from auditor.report.json_report import render_json
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor.engine import ScanOptions, scan  # noqa: E402
+from auditor.pipeline.scan import ScanOptions, scan  # noqa: E402
 
 MESSAGE_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                  "echo", "secho", "fail", "skip", "xfail"}

@@ -20,7 +20,7 @@ for _name in ("CI", "GITHUB_ACTIONS", "PRE_COMMIT"):
 @pytest.fixture
 def scan_source(tmp_path):
     """Write files into a temporary repo, scan it, return the ScanResult."""
-    from auditor.engine import ScanOptions, scan
+    from auditor.pipeline.scan import ScanOptions, scan
 
     def run(files: dict[str, str | bytes], **options) -> object:
         for name, content in files.items():

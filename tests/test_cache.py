@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.cache import CACHE_DIR_NAME, CACHEDIR_TAG, _decode, _encode, project_root
-from auditor.engine import ScanOptions, scan
+from auditor.cache.results import CACHE_DIR_NAME, CACHEDIR_TAG, _decode, _encode, project_root
+from auditor.pipeline.scan import ScanOptions, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = "import torch\nmodel.cuda()\ntorch.cuda.synchronize()\n"
@@ -164,7 +164,7 @@ def test_warm_run_does_not_import_libcst(tmp_path):
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from auditor.engine import ScanOptions, scan\n"
+        "from auditor.pipeline.scan import ScanOptions, scan\n"
         f"r = scan([{str(repo)!r}], ScanOptions(jobs=1))\n"
         "print(r.files_parsed, r.files_cached, len(r.findings), 'libcst' in sys.modules)\n"
     )
@@ -181,9 +181,9 @@ def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from auditor.engine import ScanOptions, scan\n"
+        "from auditor.pipeline.scan import ScanOptions, scan\n"
         f"r = scan([{str(repo / 'b.py')!r}, {str(repo / 'c.py')!r}], ScanOptions(jobs=1))\n"
-        "print(r.files_parsed, len(r.findings), 'libcst' in sys.modules, 'auditor.registry' in sys.modules)\n"
+        "print(r.files_parsed, len(r.findings), 'libcst' in sys.modules, 'auditor.checks.registry' in sys.modules)\n"
     )
     run(repo)
     (repo / "b.py").write_text(GOOD + "y = numpy.ones(3)\n", encoding="utf-8")
@@ -197,7 +197,7 @@ def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path
 def test_runs_side_by_side_keep_each_others_entries(tmp_path):
     """pre-commit runs batches of files in parallel processes: each saves the cache, and the last
     save must not drop the entries the other batch wrote meanwhile."""
-    from auditor.cache import open_cache
+    from auditor.cache.results import open_cache
     from auditor.model import FileResult, Finding
     from auditor.read.text import DEFAULT_MAX_BYTES
 
@@ -282,7 +282,7 @@ def test_a_run_on_one_file_keeps_the_tree_for_the_next_whole_run(tmp_path, monke
 
 def test_a_finding_round_trips_with_context_cell_and_fix(tmp_path):
     """Every field of a finding, the fix's edits included, comes back from the cache as stored."""
-    from auditor.cache import open_cache
+    from auditor.cache.results import open_cache
     from auditor.model import Edit, FileResult, Finding, Fix
     from auditor.read.text import DEFAULT_MAX_BYTES
 

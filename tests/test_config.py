@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from auditor.cli import main
-from auditor.config import ConfigError, Settings, find_config, load_settings
+from auditor.config.load import ConfigError, Settings, find_config, load_settings
 
 BAD = "import torch\nm = M().cuda()\nx = torch.zeros(1, device='cuda')\n"
 

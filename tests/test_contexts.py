@@ -414,7 +414,7 @@ def test_tests_never_fail_a_verdict(scan_source):
 def _scan(root, cache_dir, *paths):
     import os
 
-    from auditor.engine import ScanOptions, scan
+    from auditor.pipeline.scan import ScanOptions, scan
 
     targets = [str(p) for p in paths] or [str(root)]
     old = os.getcwd()

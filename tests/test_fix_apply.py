@@ -11,12 +11,12 @@ import stat
 import libcst as cst
 import pytest
 
-from auditor.engine import ScanOptions, scan
 from auditor.fix import apply as fixer
 from auditor.fix.apply import fix_paths, write_atomically
 from auditor.fix.edits import TextEdit, apply_edits, select, to_offsets
 from auditor.fix.imports import name_uses, remove_unused
 from auditor.model import Edit, Fix
+from auditor.pipeline.scan import ScanOptions, scan
 
 SYNC = "import torch\n\ndef step():\n    torch.cuda.synchronize()\n"
 SYNC_FIXED = ("import torch\n\ndef step():\n    if torch.accelerator.is_available():\n"
@@ -209,11 +209,11 @@ def test_context_policy_and_guarded_findings(monkeypatch):
     own effects (its guard may be the CUDA check being swapped); an optional one does not block."""
     from dataclasses import replace
 
+    from auditor.checks.registry import full_catalogue, rule_by_code
     from auditor.fix.floor import TorchFloor
     from auditor.fix.plan import PlannedFix
     from auditor.fix.policy import finalize
     from auditor.model import Finding
-    from auditor.registry import full_catalogue, rule_by_code
 
     def finding(rule: str, line: int, context: str | None = None, degrades: bool = False) -> Finding:
         effects = {t: "degrades" for t in rule_by_code(rule).effects()} if degrades else rule_by_code(rule).effects()
@@ -240,7 +240,7 @@ def test_context_policy_and_guarded_findings(monkeypatch):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_parallel_scan_carries_the_floor_to_its_workers(tmp_path, monkeypatch, jobs):
-    from auditor import parallel
+    from auditor.pipeline import parallel
 
     for name in ("SERIAL_BYTES", "SERIAL_FILES"):
         monkeypatch.setattr(parallel, name, 0)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from auditor.checks.base import UNCHANGED
-from auditor.engine import ScanOptions, scan
+from auditor.checks.registry import all_rules
 from auditor.fix.apply import fix_paths
-from auditor.registry import all_rules
+from auditor.pipeline.scan import ScanOptions, scan
 
 NEWEST = "2.13"
 # Rules whose every report gets the same exact fix, so there is no case to leave alone.
@@ -51,7 +51,7 @@ def test_fix_example(rule, example, tmp_path):
 
 def test_every_rule_with_fixes_has_fix_examples():
     """A rule that offers fixes shows each class it offers in an example, and a case it leaves alone."""
-    from auditor.registry import full_catalogue
+    from auditor.checks.registry import full_catalogue
 
     for rule in all_rules():
         specs = rule.fix_specs(full_catalogue())

@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from auditor.engine import ScanOptions, scan
 from auditor.fix.floor import (
     MEMO_NAME,
     TorchFloor,
@@ -18,6 +17,7 @@ from auditor.fix.floor import (
     valid_version_argument,
     version_tuple,
 )
+from auditor.pipeline.scan import ScanOptions, scan
 
 
 @pytest.mark.parametrize(("spec", "poetry", "bound"), [

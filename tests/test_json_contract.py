@@ -272,8 +272,8 @@ def test_warm_cache_changes_nothing_but_the_run_object(repo, tmp_path):
 
 def test_finding_lines_are_exactly_what_json_dumps_gives():
     """render_json lays findings out with its own memoising encoder; it must equal the json module."""
-    from auditor.engine import ScanOptions, scan
     from auditor.model import Edit, Finding, Fix
+    from auditor.pipeline.scan import ScanOptions, scan
     from auditor.report.json_report import FindingLines
 
     findings = scan(["fixtures/demo-repo"], ScanOptions(cache=False, jobs=1)).findings

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from auditor import parallel
 from auditor.discover.walk import SourceFile
-from auditor.engine import ScanOptions, scan
+from auditor.pipeline import parallel
+from auditor.pipeline.scan import ScanOptions, scan
 
 FILES = {
     "a/train.py": "import torch\nmodel.cuda()\nx = torch.zeros(2, device='cuda')\n",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import auditor.registry as registry
+import auditor.checks.registry as registry
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "plugin"
@@ -99,8 +99,8 @@ def test_plugin_rule_is_listed_and_explained(plugin_site):
 
 CHECK_EXAMPLES = """
 import json, pathlib, sys, tempfile
-from auditor.engine import ScanOptions, scan
-from auditor.registry import find_rule
+from auditor.pipeline.scan import ScanOptions, scan
+from auditor.checks.registry import find_rule
 
 rule = find_rule("XK901")
 outcome = []

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from auditor.checks.registry import all_rules, full_catalogue
 from auditor.discover.walk import SourceFile, file_kind
-from auditor.engine import Runtime, ScanOptions, scan
+from auditor.pipeline.scan import Runtime, ScanOptions, scan
 from auditor.read.prefilter import Prefilter
-from auditor.registry import all_rules, full_catalogue
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from auditor.checks.registry import all_rules
 from auditor.python.scan import parse_module
-from auditor.registry import all_rules
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SOURCES = [

@@ -280,7 +280,7 @@ def test_bad_notebooks(scan_source, text, message):
 
 
 def test_notebook_findings_come_back_from_the_cache(tmp_path):
-    from auditor.engine import ScanOptions, scan
+    from auditor.pipeline.scan import ScanOptions, scan
 
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "demo.ipynb").write_text(NOTEBOOK, encoding="utf-8")
@@ -352,7 +352,7 @@ def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path,
     import os
 
     import auditor.analysis.alternatives
-    from auditor.engine import ScanOptions, scan
+    from auditor.pipeline.scan import ScanOptions, scan
 
     repo = tmp_path / "repo"
     repo.mkdir()

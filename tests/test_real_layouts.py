@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.engine import ScanOptions, scan
+from auditor.pipeline.scan import ScanOptions, scan
 from auditor.portability.score import compute_scores
 from auditor.portability.verdict import verdicts
 

@@ -8,8 +8,8 @@ import io
 import pytest
 from rich.text import Text
 
-from auditor.engine import ScanOptions, ScanResult, scan
 from auditor.model import Finding
+from auditor.pipeline.scan import ScanOptions, ScanResult, scan
 from auditor.report.text import SEVERITY_STYLE, _findings, make_console
 
 

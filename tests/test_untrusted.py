@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.engine import ScanOptions, scan
+from auditor.pipeline.scan import ScanOptions, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = "import torch\ntorch.cuda.synchronize()\n"  # LK204 on line 2
@@ -196,7 +196,8 @@ def test_a_file_that_kills_a_worker_is_isolated_never_rerun_here(tmp_path, monke
     """A worker dies on one file: that file is checked again in an isolated child (where it dies
     again and becomes a `crash` entry), the other files still report, and this process, which
     would die too, never checks it."""
-    from auditor import engine, parallel
+    from auditor.pipeline import parallel
+    from auditor.pipeline import scan as engine
 
     for name, value in (("SERIAL_BYTES", 0), ("SERIAL_FILES", 0), ("CHUNK_MAX_FILES", 1)):
         monkeypatch.setattr(parallel, name, value)
@@ -314,7 +315,7 @@ def test_a_symlinked_cache_folder_is_never_followed(tmp_path):
 
 
 def test_links_planted_inside_the_cache_write_nothing_where_they_point(tmp_path):
-    from auditor.cache import CACHEDIR_TAG
+    from auditor.cache.results import CACHEDIR_TAG
 
     target = tmp_path / "target"
     target.mkdir()
@@ -360,7 +361,7 @@ def test_an_empty_folder_is_adopted_without_a_catch_all_gitignore(tmp_path):
 
 
 def test_pruning_removes_only_the_results_files_it_wrote(tmp_path, monkeypatch):
-    from auditor import cache as cache_module
+    from auditor.cache import results as cache_module
 
     monkeypatch.setattr(cache_module, "MAX_CACHE_FILES", 1)
     repo = write(tmp_path / "repo", {"a.py": SYNC})
@@ -402,7 +403,7 @@ def test_checkout_dist_info_and_modules_are_never_loaded(tmp_path):
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert proc.returncode == 0, proc.stderr
         assert not marker.exists(), args
-    from auditor.registry import plugin_search_path
+    from auditor.checks.registry import plugin_search_path
 
     assert "" not in plugin_search_path() and os.getcwd() not in plugin_search_path()
 

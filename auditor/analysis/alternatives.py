@@ -20,7 +20,7 @@ from auditor.discover.walk import SourceFile
 from auditor.model import FileResult, Finding
 
 if TYPE_CHECKING:
-    from auditor.cache import Cache
+    from auditor.cache.results import Cache
 
 RULE = "nvidia-base-image"
 META = "alternatives"

@@ -224,7 +224,7 @@ def _stamp(stamps: list[list], path: str, directory: bool = False) -> None:
 
 class _Excludes:
     """Exclude globs: one without a slash matches a file or folder name; an absolute one (config and
-    CLI patterns are anchored by auditor.config.anchor) the absolute path; any other the display path."""
+    CLI patterns are anchored by auditor.config.load.anchor) the absolute path; any other the display path."""
 
     def __init__(self, patterns: tuple[str, ...]) -> None:
         self.names = tuple(p for p in patterns if "/" not in p.strip("/"))

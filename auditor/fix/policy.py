@@ -49,7 +49,7 @@ def blocking_rule(rule: Rule, catalogue: Catalogue) -> bool:
 def gate_rules(selected: list[Rule], catalogue: Catalogue) -> list[Rule]:
     """Blocking Python rules that the selection leaves out: they still run, to hold gated fixes
     back, and their findings are dropped afterwards. None when nothing selected has a gated fix."""
-    from auditor.registry import all_rules
+    from auditor.checks.registry import all_rules
 
     if not any(rule.has_gated_fixes(catalogue) for rule in selected):
         return []
@@ -122,8 +122,8 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
     """Findings that would remain after every fix and raise where the accelerator swaps lead."""
     import re
 
+    from auditor.checks.registry import rule_by_code
     from auditor.read.text import split_lines
-    from auditor.registry import rule_by_code
 
     table = _gate_table(catalogue)
     harmless = [re.compile(p) for p in table.get("not_raising_before", ())]

@@ -13,8 +13,8 @@ from auditor.fix.apply import FixRun, applicable, fix_paths
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from auditor.config import Settings
-    from auditor.engine import ScanResult
+    from auditor.config.load import Settings
+    from auditor.pipeline.scan import ScanResult
 
 
 @dataclass

@@ -201,7 +201,7 @@ def optional_uses(located: list, ancestors: dict[int, tuple]) -> None:
 
 
 def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) -> list[Finding]:
-    from auditor.registry import rule_by_code
+    from auditor.checks.registry import rule_by_code
 
     unique: dict[tuple, Finding] = {}
     for finding in findings:

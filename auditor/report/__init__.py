@@ -14,12 +14,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from auditor.config import Settings
-    from auditor.engine import ScanResult
+    from auditor.config.load import Settings
     from auditor.gates.baseline import Comparison
     from auditor.gates.changed_lines import ChangedLines
     from auditor.gates.judge import GateOutcome
     from auditor.model import FileError, Finding
+    from auditor.pipeline.scan import ScanResult
     from auditor.portability.score import Scores
     from auditor.portability.verdict import Verdict
 

@@ -12,8 +12,8 @@ from json.encoder import encode_basestring  # what JSONEncoder(ensure_ascii=Fals
 from typing import TYPE_CHECKING, TextIO
 
 from auditor import TOOL_NAME, __version__
-from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
+from auditor.pipeline.scan import ScanResult
 from auditor.portability.score import Scores, context_counts
 from auditor.portability.verdict import verdicts
 

@@ -23,7 +23,7 @@ def rule_summary(rule: Rule) -> dict:
 
 
 def _specs(rule: Rule) -> list:
-    from auditor.registry import full_catalogue
+    from auditor.checks.registry import full_catalogue
 
     return rule.fix_specs(full_catalogue())
 
@@ -35,7 +35,7 @@ def fix_column(rule: Rule) -> str:
 
 
 def print_rules(fmt: str) -> None:
-    from auditor.registry import all_rules
+    from auditor.checks.registry import all_rules
 
     rules = all_rules()
     if fmt == "json":
@@ -150,7 +150,7 @@ def print_explanation(rule: Rule) -> None:
 
 def rules_markdown_table() -> str:
     """The README's rule table (kept in sync by tests/test_readme.py)."""
-    from auditor.registry import all_rules
+    from auditor.checks.registry import all_rules
 
     mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
     rows = ["| code | name | category | severity | " + " | ".join(TARGETS) + " | fix |",

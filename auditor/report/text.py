@@ -12,8 +12,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor.pipeline.scan import ScanResult
 from auditor.portability.score import Scores
 from auditor.portability.verdict import Verdict, verdicts
 

@@ -2,7 +2,7 @@
 
 Used where nothing cheaper can vouch for an input: a file CPython cannot parse (newer grammar or
 broken) that the guard would otherwise have checked (auditor/sandbox/parse_guard.py), and the files a pool
-worker was checking when it died (auditor/parallel.py). The child inherits everything it needs
+worker was checking when it died (auditor/pipeline/parallel.py). The child inherits everything it needs
 through fork, limits its address space (RLIMIT_AS) so a blow-up fails in the child instead of
 exhausting the machine, dies with its parent, and sends its result back pickled. A crash, the
 memory limit or the deadline becomes a message for an error entry; the caller's process is never

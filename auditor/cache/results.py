@@ -85,7 +85,7 @@ def _code_fingerprint() -> list:
     without a version bump) and of the import path folders (installing a plugin touches them).
     The modules that only present results (the reports, the CLI, the score) are left out: the
     cache holds findings, which they do not change."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # auditor/, above cache/
     stats: list = []
     stack = [package]
     while stack:

@@ -9,7 +9,7 @@ from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from auditor.config import ConfigError, Settings, nearest
+from auditor.config.load import ConfigError, Settings, nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.discover.walk import Discovery, SourceFile, discover, tree_unchanged
 from auditor.model import FileError, FileResult, Finding
@@ -28,13 +28,13 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
     import libcst as cst
 
     from auditor.analysis.project import ProjectInfo
-    from auditor.cache import Cache
+    from auditor.cache.results import Cache
     from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
     from auditor.context import FileContext
     from auditor.fix.floor import TorchFloor
-    from auditor.parallel import Task
-    from auditor.progress import Progress
+    from auditor.pipeline.parallel import Task
+    from auditor.pipeline.progress import Progress
     from auditor.read.prefilter import Prefilter
 
 
@@ -65,7 +65,7 @@ class ScanResult:
     def rules(self) -> list[Rule]:
         """The selected rules, loaded on first use (a warm run does not need them)."""
         if self.selected is None:
-            from auditor.registry import select_rules
+            from auditor.checks.registry import select_rules
 
             self.selected = select_rules(self.select, self.ignore)
         return self.selected
@@ -79,10 +79,10 @@ class Runtime:
                  settings: Settings | None = None, floor: TorchFloor | None = None,
                  project: ProjectInfo | None = None, root: str | None = None) -> None:
         from auditor.analysis.project import ProjectInfo
+        from auditor.checks.registry import build_prefilter
         from auditor.fix.floor import TorchFloor
         from auditor.fix.policy import gate_rules
         from auditor.python.walker import Walker
-        from auditor.registry import build_prefilter
 
         self.rules = rules
         self.catalogue = catalogue
@@ -127,7 +127,7 @@ class Runtime:
         if error is not None:
             return FileResult(source.display, errors=[error]), None
         if hashing:
-            from auditor.cache import digest
+            from auditor.cache.results import digest
 
             content = digest(data)
             if content == expected:
@@ -170,7 +170,7 @@ class Runtime:
         """Check decoded text as the file `source` (the fixer checks each round's text this way,
         passing the Python tree it already parsed)."""
         kind = KINDS_BY_NAME[source.kind]
-        if module is not None and kind.check == "auditor.engine:check_python":
+        if module is not None and kind.check == "auditor.pipeline.scan:check_python":
             result = check_python(self, source, text, module)
         else:
             check = self._checks.get(kind.check)
@@ -220,7 +220,7 @@ class Runtime:
 
     def _known_code(self, item: str) -> str | None:
         if self._known is None:
-            from auditor.registry import all_rules
+            from auditor.checks.registry import all_rules
 
             self._known = {}
             for rule in all_rules():
@@ -229,7 +229,7 @@ class Runtime:
         return self._known.get(item.lower())
 
     def _suggest(self, item: str) -> str:
-        from auditor.registry import all_rules
+        from auditor.checks.registry import all_rules
 
         return nearest(item, [r.code for r in all_rules()] + [r.name for r in all_rules()])
 
@@ -340,7 +340,7 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     floor = _floor(scan_root, settings)
     cache = None
     if settings.cache:
-        from auditor.cache import open_cache
+        from auditor.cache.results import open_cache
 
         cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
                            settings.max_bytes, display_base=base, extra=_cache_extra(settings, floor))
@@ -432,7 +432,7 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
     saved = cache.meta.get("known") if cache is not None else None
     if isinstance(saved, list) and len(saved) == 2:
         return set(saved[0]), set(saved[1])
-    from auditor.registry import all_rules
+    from auditor.checks.registry import all_rules
 
     codes = sorted(rule.code for rule in all_rules())
     names = sorted(rule.name for rule in all_rules())
@@ -444,7 +444,7 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
 
 def catalogue_for(settings: Settings | None) -> Catalogue:
     """The catalogue plus what the project's configuration adds (in-house packages and modules)."""
-    from auditor.registry import full_catalogue
+    from auditor.checks.registry import full_catalogue
 
     base = full_catalogue()
     if settings is None or not (settings.packages or settings.modules or settings.portable_modules):
@@ -457,7 +457,7 @@ def catalogue_for(settings: Settings | None) -> Catalogue:
 def _floor(scan_root: str, settings: Settings) -> TorchFloor:
     """The project's torch floor, read before any file is checked: it is part of the cache key.
     --torch-version or the configuration's `torch-version` override the dependency files."""
-    from auditor.cache import cache_location
+    from auditor.cache.results import cache_location
     from auditor.fix.floor import resolve_floor
 
     project, directory = cache_location(scan_root, settings.cache_dir)
@@ -570,8 +570,8 @@ class _Scan:
         return misses
 
     def _check(self, misses: list[int]) -> None:
-        from auditor.parallel import check_in_pool, prefilter_in_pool, resolve_jobs, run_serially
-        from auditor.progress import Progress
+        from auditor.pipeline.parallel import check_in_pool, prefilter_in_pool, resolve_jobs, run_serially
+        from auditor.pipeline.progress import Progress
 
         jobs = resolve_jobs(self.options.jobs)
         unread = [(i, self.files[i], self.stats[i][0] if self.stats[i] else 0, self._expected(i)) for i in misses]
@@ -622,7 +622,7 @@ class _Scan:
             progress.advance(size)
 
     def _runtime(self) -> Runtime:
-        from auditor.registry import registry_warnings
+        from auditor.checks.registry import registry_warnings
 
         runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
                           self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)
@@ -706,7 +706,7 @@ class _Scan:
     def _digest(self, data: bytes) -> str | None:
         if self.cache is None:
             return None
-        from auditor.cache import digest
+        from auditor.cache.results import digest
 
         return digest(data)
 
