@@ -375,7 +375,7 @@ def cmd_lists(root: str, out: str) -> None:
     sys.path.insert(0, str(REPO))
     from auditor.checks.registry import full_catalogue, select_rules
     from auditor.discover.walk import discover
-    from auditor.pipeline.scan import Runtime
+    from auditor.pipeline.runtime import Runtime
 
     found = discover([root], root)
     runtime = Runtime(select_rules(), full_catalogue())

@@ -10,7 +10,8 @@ import pytest
 
 from auditor.checks.registry import all_rules, full_catalogue
 from auditor.discover.walk import SourceFile, file_kind
-from auditor.pipeline.scan import Runtime, ScanOptions, scan
+from auditor.pipeline.runtime import Runtime
+from auditor.pipeline.scan import ScanOptions, scan
 from auditor.read.prefilter import Prefilter
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

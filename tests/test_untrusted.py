@@ -196,15 +196,14 @@ def test_a_file_that_kills_a_worker_is_isolated_never_rerun_here(tmp_path, monke
     """A worker dies on one file: that file is checked again in an isolated child (where it dies
     again and becomes a `crash` entry), the other files still report, and this process, which
     would die too, never checks it."""
-    from auditor.pipeline import parallel
-    from auditor.pipeline import scan as engine
+    from auditor.pipeline import parallel, runtime
 
     for name, value in (("SERIAL_BYTES", 0), ("SERIAL_FILES", 0), ("CHUNK_MAX_FILES", 1)):
         monkeypatch.setattr(parallel, name, value)
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)
     monkeypatch.delenv("PRE_COMMIT", raising=False)
     here = os.getpid()
-    original = engine.Runtime.check_with_digest
+    original = runtime.Runtime.check_with_digest
 
     def check(self, source, hashing, expected=None):
         if source.display == "killer.py":
@@ -215,7 +214,7 @@ def test_a_file_that_kills_a_worker_is_isolated_never_rerun_here(tmp_path, monke
             os.kill(os.getpid(), signal.SIGSEGV)
         return original(self, source, hashing, expected)
 
-    monkeypatch.setattr(engine.Runtime, "check_with_digest", check)  # workers are forked: they inherit it
+    monkeypatch.setattr(runtime.Runtime, "check_with_digest", check)  # workers are forked: they inherit it
     files = {"killer.py": SYNC, **{f"ok{i}.py": SYNC for i in range(6)}}
     result = run_scan(write(tmp_path, files), jobs=2)
     kind, message = errors_of(result)["killer.py"]

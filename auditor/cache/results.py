@@ -12,8 +12,8 @@ a warm run never imports libcst.
 
 Besides the per-file entries, `meta` keeps what the settings imply and the last run learnt:
 the selected rule codes and registry warnings, the prefilter (so a run whose changed files all
-fail it needs neither the rules nor libcst; see engine._Scan._check) and the discovered file list
-with the folder stamps it depends on (engine._discover). Concurrent runs (pre-commit batches)
+fail it needs neither the rules nor libcst; see auditor.pipeline.scan._Scan._check) and the discovered file list
+with the folder stamps it depends on (auditor.pipeline.scan._discover). Concurrent runs (pre-commit batches)
 merge their entries on save.
 
 The cache folder usually sits inside the scanned (untrusted) repository, so it is handled as

@@ -8,7 +8,7 @@ COMMENTED_KINDS = frozenset(kind.name for kind in KINDS if kind.comment is not N
 
 
 class UnusedSuppression(Rule):
-    """Reported by the suppression pass (auditor/gates/suppress.py, engine.Runtime.suppress), not by a
+    """Reported by the suppression pass (auditor/gates/suppress.py, auditor.pipeline.postprocess.apply_suppressions), not by a
     visitor: it needs every other rule's findings for the file first."""
 
     code = "LK001"

@@ -48,7 +48,7 @@ class Kind:
     gate: tuple[bytes, ...] | None = None  # ... unless it holds one of these; None: no gate
     decode: str = "text"  # "python": BOM / PEP 263 cookie / nesting guard; "text": UTF-8
     max_bytes: int | None = None  # stricter than --max-file-size (parsers that build a whole tree)
-    check: str = "auditor.pipeline.scan:check_document"  # (runtime, source, text) -> FileResult
+    check: str = "auditor.pipeline.kind_checks:check_document"  # (runtime, source, text) -> FileResult
     reader: str | None = None  # (ctx) -> auditor.readers.document.Document
 
     def takes(self, lower: str, parent: str | None, explicit: bool) -> bool:
@@ -78,11 +78,11 @@ _YAML = (".yml", ".yaml")
 KINDS: tuple[Kind, ...] = (
     Kind("setup-py", "`setup.py` (read statically, never executed)", "`install_requires`, `extras_require`, "
          "`dependency_links`, `CUDAExtension` and the Python rules", names=("setup.py",), python=True,
-         decode="python", check="auditor.pipeline.scan:check_python"),
+         decode="python", check="auditor.pipeline.kind_checks:check_python"),
     Kind("python", "`*.py`, `*.pyi`", "imports resolved to qualified names (`import torch as th`, `from torch.cuda.amp "
          "import autocast`), device strings where they choose a device, `.cuda()`, `torch.cuda.*`, backend flags, "
          "NCCL, env vars, kernels", suffixes=(".py", ".pyi"), python=True, python_prefilter=True, decode="python",
-         check="auditor.pipeline.scan:check_python"),
+         check="auditor.pipeline.kind_checks:check_python"),
     Kind("pyproject", "`pyproject.toml`", "PEP 621 dependencies and extras, PEP 735 groups, `[tool.uv]` indexes and "
          "sources, `[tool.poetry]` dependencies and sources", names=("pyproject.toml",),
          reader="auditor.readers.pyproject:document"),

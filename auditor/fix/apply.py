@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from auditor.discover.walk import SourceFile
-    from auditor.pipeline.scan import Runtime, ScanResult
+    from auditor.pipeline.runtime import Runtime
+    from auditor.pipeline.scan import ScanResult
 
 MAX_ROUNDS = 6
 PYTHON_KINDS = ("python", "setup-py")
@@ -107,7 +108,7 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
     if not wanted:
         return run
     if runtime is None:
-        from auditor.pipeline.scan import Runtime, catalogue_for
+        from auditor.pipeline.runtime import Runtime, catalogue_for
 
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
                           root=result.scan_root or result.root)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the pool's modules load only when a pool runs (~40 ms a ser
     from concurrent.futures import Future
 
     from auditor.config.load import Settings
-    from auditor.pipeline.scan import Runtime
+    from auditor.pipeline.runtime import Runtime
 
 # Below this many candidate bytes (after the prefilter) a pool costs more than it saves:
 # starting two forked workers takes ~0.05 s and libcst parses + walks ~150 kB/s per core.
@@ -111,7 +111,7 @@ def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings
         from auditor.analysis.project import ProjectInfo
         from auditor.checks.registry import rule_by_code
         from auditor.fix.floor import TorchFloor
-        from auditor.pipeline.scan import Runtime, catalogue_for
+        from auditor.pipeline.runtime import Runtime, catalogue_for
 
         rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
         runtime = Runtime(rules, catalogue_for(settings), max_bytes, settings, TorchFloor(*floor),
@@ -148,7 +148,7 @@ def _check_chunk(chunk: list[Task]) -> list[Outcome]:
 
 # What a worker needs: started from a fresh interpreter that preloads only these, a worker holds
 # no CLI, report or discovery state.
-WORKER_MODULES = ["auditor._forkserver_init", "libcst", "auditor.pipeline.scan", "auditor.pipeline.parallel", "auditor.python.scan"]
+WORKER_MODULES = ["auditor._forkserver_init", "libcst", "auditor.pipeline.runtime", "auditor.pipeline.parallel", "auditor.python.scan"]
 # libcst needs ~600 bytes of memory per byte of source while parsing: from this size on, a file
 # takes over 150 MB and what a forked worker inherits from the parent starts to matter.
 LARGE_FILE_BYTES = 256 * 1024

@@ -1,45 +1,34 @@
-"""Running the rules over files: read, prefilter, parse, check, collect."""
+"""Scanning: discover the files, reuse cached results, prefilter and check the rest (over
+processes when it pays), then post-process; the orchestration of the pipeline's stages. The
+per-process checking lives in auditor.pipeline.runtime, which only a run that checks files loads."""
 
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 from auditor.config.load import ConfigError, Settings, nearest
-from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.discover.walk import Discovery, SourceFile, discover, tree_unchanged
 from auditor.model import FileError, FileResult, Finding
-from auditor.read.text import (
-    DEFAULT_MAX_BYTES,
-    SourceError,
-    decode_python,
-    decode_text,
-    read_regular_file,
-    text_problem,
-)
+from auditor.pipeline import postprocess
+from auditor.read.source import needs_check, read_bytes, unchecked_result
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
     from collections.abc import Callable
 
-    import libcst as cst
-
     from auditor.analysis.project import ProjectInfo
     from auditor.cache.results import Cache
-    from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
-    from auditor.context import FileContext
     from auditor.fix.floor import TorchFloor
     from auditor.pipeline.parallel import Task
     from auditor.pipeline.progress import Progress
+    from auditor.pipeline.runtime import Runtime
     from auditor.read.prefilter import Prefilter
 
 
 ScanOptions = Settings  # the name callers used before the settings had a module of their own
-UNUSED_SUPPRESSION = "LK001"  # the rule that reports suppressions silencing nothing
 
 
 @dataclass
@@ -69,250 +58,6 @@ class ScanResult:
 
             self.selected = select_rules(self.select, self.ignore)
         return self.selected
-
-
-class Runtime:
-    """Everything a process needs to check files with one rule selection; built once per process.
-    `project` answers what the project says about each file (auditor.analysis.project)."""
-
-    def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES,
-                 settings: Settings | None = None, floor: TorchFloor | None = None,
-                 project: ProjectInfo | None = None, root: str | None = None) -> None:
-        from auditor.analysis.project import ProjectInfo
-        from auditor.checks.registry import build_prefilter
-        from auditor.fix.floor import TorchFloor
-        from auditor.fix.policy import gate_rules
-        from auditor.python.walker import Walker
-
-        self.rules = rules
-        self.catalogue = catalogue
-        self.max_bytes = max_bytes
-        self.settings = settings
-        self.floor = floor or TorchFloor()
-        self.project = project if project is not None else ProjectInfo(os.getcwd())
-        self.root = root  # the scanned folder: includes never read outside it
-        self.python_rules = [r for r in rules if "python" in r.file_kinds]
-        # Rules left out of the selection whose findings still keep a file from being CUDA-clean
-        # (auditor/fix/policy.py): they run, their findings only hold fixes back.
-        self.hidden = gate_rules(self.python_rules, catalogue)
-        self.hidden_codes = frozenset(rule.code for rule in self.hidden)
-        self.walker = Walker([*self.python_rules, *self.hidden], catalogue)
-        self._checks: dict[str, Callable[[Runtime, SourceFile, str], FileResult]] = {}
-        self.prefilter = build_prefilter(self.python_rules, catalogue)
-        # Rules with a check_file hook for each kind; Python code is walked, not handed to check_file.
-        self.by_kind: dict[str, list[Rule]] = {}
-        for rule in rules:
-            for kind in rule.file_kinds:
-                if kind != "python":
-                    self.by_kind.setdefault(kind, []).append(rule)
-        self.unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
-        self.selected_codes = {r.code for r in rules}
-        self._known: dict[str, str] | None = None
-        # The letters of every rule code ("LK", a plugin's "ACME"): a `noqa:` naming none is not ours.
-        self.code_prefixes = tuple(sorted({r.code.rstrip("0123456789").upper() for r in rules} | {"LK"}))
-
-    def may_match(self, data: bytes, path: str = "") -> bool:
-        """The prefilter: can this Python file (at `path`, as reported) hold a finding at all?"""
-        return self.prefilter(data, path)
-
-    def needs_check(self, source: SourceFile, data: bytes) -> bool:
-        """False when the prefilter proves the file holds nothing (its result is empty)."""
-        return needs_check(source, data, self.may_match, self.unused_rule is not None)
-
-    def check_with_digest(self, source: SourceFile, hashing: bool,
-                          expected: str | None = None) -> tuple[FileResult | None, str | None]:
-        """Read and check a file; with `hashing`, also a digest of the bytes checked (for the cache).
-        The result is None when the digest equals `expected` (the cached one): nothing to check."""
-        data, error = read_bytes(source, self.max_bytes)
-        if error is not None:
-            return FileResult(source.display, errors=[error]), None
-        if hashing:
-            from auditor.cache.results import digest
-
-            content = digest(data)
-            if content == expected:
-                return None, content
-            return self.check_data(source, data), content
-        return self.check_data(source, data), None
-
-    def check_data(self, source: SourceFile, data: bytes) -> FileResult:
-        try:
-            return self._check(source, data)
-        except RecursionError:  # a reader (TOML, JSON, YAML) recursing once per level of the file's nesting
-            return FileResult(source.display, errors=[FileError(
-                source.display, "parse", "nested too deeply to read; not scanned")])
-        except Exception as exc:  # a bug in one rule must not lose the other files' findings
-            return FileResult(source.display, errors=[FileError(
-                source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
-
-    def _check(self, source: SourceFile, data: bytes) -> FileResult:
-        # A file the prefilter or its kind's gate rules out holds no finding; it is only read when it
-        # may hold suppression comments, which then silence nothing.
-        holds_nothing = not may_hold_findings(source, data, self.may_match)
-        if holds_nothing and not (self.unused_rule is not None and may_hold_directive(data)):
-            return unchecked_result(source, data)
-        kind = KINDS_BY_NAME[source.kind]
-        if kind.max_bytes is not None and len(data) > kind.max_bytes:
-            return FileResult(source.display, errors=[FileError(
-                source.display, "too-large", f"file is {len(data) / 1e6:.1f} MB, over the "
-                f"{kind.max_bytes / 1e6:.0f} MB limit for a {kind.name} file; not scanned")])
-        try:
-            text = decode_python(data) if kind.decode == "python" else decode_text(data)
-        except SourceError as exc:  # reported whether or not the file could hold a finding (README)
-            return FileResult(source.display, errors=[FileError(source.display, exc.kind, exc.message)])
-        if holds_nothing:
-            result = FileResult(source.display)
-            self.suppress(source, text, result)
-            return result
-        return self.check_text(source, text)
-
-    def check_text(self, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:
-        """Check decoded text as the file `source` (the fixer checks each round's text this way,
-        passing the Python tree it already parsed)."""
-        kind = KINDS_BY_NAME[source.kind]
-        if module is not None and kind.check == "auditor.pipeline.scan:check_python":
-            result = check_python(self, source, text, module)
-        else:
-            check = self._checks.get(kind.check)
-            if check is None:
-                where, _, function = kind.check.partition(":")
-                check = self._checks[kind.check] = getattr(import_module(where), function)
-            result = check(self, source, text)
-            if kind.own_suppressions:  # a notebook applies them to its cells' text, then maps the lines
-                return result
-        self.suppress(source, text, result)
-        return result
-
-    def suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
-        """Apply the file's suppression comments, in its kind's comment syntax (auditor.discover.kinds); report
-        those that silence nothing (LK001)."""
-        from auditor.gates import suppress
-
-        kind = KINDS_BY_NAME[source.kind]
-        if kind.comment is None:  # JSON: no comments, nothing to apply
-            return
-        directives = suppress.find_directives(text, kind.comment, kind.python, self.code_prefixes)
-        if not directives:
-            return
-        applied = suppress.apply(result.findings, directives, kind.suppress_above)
-        result.findings, result.suppressed = applied.kept, applied.suppressed
-        if self.unused_rule is None:
-            return
-        from auditor.context import FileContext
-        from auditor.model import Edit, Fix
-
-        ctx = FileContext(source.display, text, self.catalogue, source.kind, self.project.facts(source.path, source.display))
-        # An item naming LK001 itself is not judged: it is used exactly when it silences what this pass reports.
-        judged = self.selected_codes - {UNUSED_SUPPRESSION}
-        for problem in suppress.problems(directives, ctx.lines, self._known_code, judged.__contains__, self._suggest):
-            column, end_column, replacement = problem.removal
-            fix = Fix("safe", "Remove the unused suppression",
-                      (Edit(problem.line, column, problem.line, end_column, replacement),))
-            finding = ctx.make_finding(self.unused_rule, problem.line, problem.column, problem.line,
-                                       problem.end_column, {"problem": problem.message})
-            ctx.findings.append(replace(finding, fix=fix))
-        if ctx.findings:
-            # Only a directive that names LK001 silences these: an unused catch-all would hide itself.
-            naming = [d for d in directives if d.items is not None]
-            again = suppress.apply(ctx.findings, naming)
-            result.findings = sorted([*result.findings, *again.kept], key=Finding.sort_key)
-            result.suppressed.extend(again.suppressed)
-
-    def _known_code(self, item: str) -> str | None:
-        if self._known is None:
-            from auditor.checks.registry import all_rules
-
-            self._known = {}
-            for rule in all_rules():
-                self._known[rule.code.lower()] = rule.code
-                self._known[rule.name] = rule.code
-        return self._known.get(item.lower())
-
-    def _suggest(self, item: str) -> str:
-        from auditor.checks.registry import all_rules
-
-        return nearest(item, [r.code for r in all_rules()] + [r.name for r in all_rules()])
-
-    def run_file_rules(self, kind: str, ctx: FileContext) -> None:
-        """The check_file hooks of the rules that read this kind."""
-        for rule in self.by_kind.get(kind, []):
-            rule.check_file(ctx)
-
-
-def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:
-    """A Python file: one parse, one walk; file-level rules of its kind (setup.py) share the tree.
-    `module`: the text's tree when the caller has it (the fixer)."""
-    from auditor.python.scan import scan_python
-
-    after_walk = None
-    if runtime.by_kind.get(source.kind):
-        def after_walk(ctx: FileContext) -> None:
-            runtime.run_file_rules(source.kind, ctx)
-    return scan_python(source.display, text, runtime.walker, runtime.catalogue, after_walk, floor=runtime.floor,
-                       hidden=runtime.hidden_codes, module=module,
-                       facts=runtime.project.facts(source.path, source.display))
-
-
-def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
-    """Any other kind: its rules read the Document its reader builds (auditor.readers.document)."""
-    from auditor.context import FileContext
-
-    ctx = FileContext(source.display, text, runtime.catalogue, source.kind, runtime.project.facts(source.path,
-                                                                                                  source.display))
-    ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
-    ctx.scan_root = runtime.root  # type: ignore[attr-defined]  # and the folder they must stay in
-    runtime.run_file_rules(source.kind, ctx)
-    return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.errors,
-                      parsed=True)
-
-
-_DIRECTIVE_BYTES = re.compile(rb"noqa:[^\n]*\bLK\d")
-
-
-def may_hold_directive(data: bytes) -> bool:
-    """Whether a file may hold one of our suppression comments (fast byte tests first)."""
-    return b"lockin" in data or (b"noqa" in data and _DIRECTIVE_BYTES.search(data) is not None)
-
-
-def may_hold_findings(source: SourceFile, data: bytes, may_match: Callable[[bytes, str], bool]) -> bool:
-    """Whether the file can hold a finding: the Python prefilter for the kinds it applies to, the
-    kind's byte gate (auditor.discover.kinds) for the rest; kinds with neither are always read."""
-    kind = KINDS_BY_NAME.get(source.kind)
-    if kind is None:  # a file list from another version: nothing to read it with
-        return False
-    if kind.python_prefilter and may_match(data, source.display):
-        return True
-    if kind.gate is None:
-        return not kind.python_prefilter
-    lowered = data.lower()
-    return any(word in lowered for word in kind.gate)
-
-
-def needs_check(source: SourceFile, data: bytes, may_match: Callable[[bytes, str], bool],
-                directives: bool = False) -> bool:
-    """Whether to read the file: it may hold a finding, or (with `directives`: the unused-suppression
-    rule runs) a suppression comment of ours."""
-    return may_hold_findings(source, data, may_match) or (
-        directives and source.kind in KINDS_BY_NAME and may_hold_directive(data))
-
-
-def unchecked_result(source: SourceFile, data: bytes) -> FileResult:
-    """A file the prefilter rules out holds no finding; it is still an error entry when it is not
-    text that decodes (a UTF-16 or binary `.py`), as the README promises."""
-    kind = KINDS_BY_NAME.get(source.kind)
-    problem = text_problem(data, python=kind is not None and kind.decode == "python")
-    if problem is None:
-        return FileResult(source.display)
-    return FileResult(source.display, errors=[FileError(source.display, problem.kind, problem.message)])
-
-
-def read_bytes(source: SourceFile, max_bytes: int) -> tuple[bytes, FileError | None]:
-    """The file's bytes: only a regular file, never through a symbolic link (discovery resolved
-    the links it accepts), never more than `max_bytes`."""
-    try:
-        return read_regular_file(source.path, max_bytes), None
-    except SourceError as exc:
-        return b"", FileError(source.display, exc.kind, exc.message)
 
 
 def resolve_root(paths: list[str]) -> str:
@@ -352,50 +97,8 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
     scanner = _Scan(found.files, settings, cache, outcome, whole, _project_info(paths, scan_root, found, cache))
     results = scanner.run()
-    for result in results:
-        outcome.findings.extend(result.findings)
-        outcome.errors.extend(result.errors)
-        outcome.suppressed.extend(result.suppressed)
-    # A file included by two requirement files reports its findings once.
-    from auditor.analysis.crossfile import link_kernel_sources
-
-    outcome.findings = sorted(link_kernel_sources(list(set(outcome.findings))), key=Finding.sort_key)
-    if outcome.findings:
-        from auditor.analysis.alternatives import with_alternatives
-
-        outcome.findings = with_alternatives(outcome.findings, scanner.served)
-    outcome.errors.sort()
-    _apply_settings(outcome, settings)
+    postprocess.collect(outcome, results, scanner.served, settings)
     return outcome
-
-
-def _apply_settings(outcome: ScanResult, settings: Settings) -> None:
-    """What the settings do to findings after the cache: per-file-ignores and severity overrides
-    (cheap, and changing them must not invalidate the cached results)."""
-    if settings.per_file_ignores:
-        from auditor.gates.suppress import per_file_ignored
-
-        kept = []
-        absolute: dict[str, str] = {}
-        for finding in outcome.findings:
-            path = absolute.get(finding.path)
-            if path is None:
-                path = absolute[finding.path] = os.path.normpath(os.path.join(outcome.root, finding.path))
-            if per_file_ignored(finding.path, finding.rule, finding.name, settings.per_file_ignores, path):
-                outcome.suppressed.append((finding, "per-file-ignores"))
-            else:
-                kept.append(finding)
-        outcome.findings = kept
-    if settings.severity:
-        levels = {key.lower(): level for key, level in settings.severity}
-        outcome.findings = [_with_severity(f, levels) for f in outcome.findings]
-        outcome.suppressed = [(_with_severity(f, levels), how) for f, how in outcome.suppressed]
-    outcome.suppressed.sort(key=lambda item: item[0].sort_key())
-
-
-def _with_severity(finding: Finding, levels: dict[str, str]) -> Finding:
-    level = levels.get(finding.rule.lower()) or levels.get(finding.name)
-    return finding if level is None or level == finding.severity else replace(finding, severity=level)
 
 
 def validate_rules(settings: Settings, cache: Cache | None = None) -> None:
@@ -440,18 +143,6 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
         cache.meta["known"] = [codes, names]
         cache.dirty = True
     return set(codes), set(names)
-
-
-def catalogue_for(settings: Settings | None) -> Catalogue:
-    """The catalogue plus what the project's configuration adds (in-house packages and modules)."""
-    from auditor.checks.registry import full_catalogue
-
-    base = full_catalogue()
-    if settings is None or not (settings.packages or settings.modules or settings.portable_modules):
-        return base
-    from auditor.catalogue import extended
-
-    return extended(base, settings.packages, settings.modules, settings.portable_modules)
 
 
 def _floor(scan_root: str, settings: Settings) -> TorchFloor:
@@ -585,7 +276,7 @@ class _Scan:
             # (most pre-commit runs) never loads the rules, nor libcst with them.
             cached = self._cached_prefilter()
             runtime = self._runtime() if cached is None else None
-            directives = UNUSED_SUPPRESSION in (self.cache.meta.get("rules") or ()) if self.cache else False
+            directives = postprocess.UNUSED_SUPPRESSION in (self.cache.meta.get("rules") or ()) if self.cache else False
             tasks, held = self._prefilter(runtime.needs_check if runtime is not None
                                           else partial(needs_check, may_match=cached, directives=directives), misses)
             if runtime is None:
@@ -623,6 +314,7 @@ class _Scan:
 
     def _runtime(self) -> Runtime:
         from auditor.checks.registry import registry_warnings
+        from auditor.pipeline.runtime import Runtime, catalogue_for
 
         runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
                           self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)

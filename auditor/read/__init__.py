@@ -2,5 +2,7 @@
 
 - `text.py`: reading a file (regular files only, never through a link, size-capped), decoding it
   (BOM, PEP 263) and what a line is; every later stage counts lines its way;
-- `prefilter.py`: the byte-level prefilter that rules a Python file out before it is decoded.
+- `source.py`: a discovered file read for checking: its bytes or its error entry, and whether it
+  can hold a finding at all (the Python prefilter, or its kind's byte gate);
+- `prefilter.py`: the byte-level Python prefilter, built from the rules and the catalogue.
 """

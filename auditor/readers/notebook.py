@@ -26,7 +26,7 @@ from auditor.readers.document import Document, EnvSetting
 if TYPE_CHECKING:
     from auditor.context import FileContext
     from auditor.discover.walk import SourceFile
-    from auditor.pipeline.scan import Runtime
+    from auditor.pipeline.runtime import Runtime
 
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _SHELL_CELL_MAGICS = frozenset({"bash", "sh", "script"})
