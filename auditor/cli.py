@@ -351,7 +351,7 @@ def route(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     from typer.exceptions import TyperException
 
-    from auditor.cache.results import CacheDirRefused
+    from auditor.cache.folder import CacheDirRefused
     from auditor.config.load import ConfigError
 
     args = route(list(sys.argv[1:] if argv is None else argv))

@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.cache.results import CACHE_DIR_NAME, CACHEDIR_TAG, _decode, _encode, project_root
+from auditor.cache.folder import CACHE_DIR_NAME, CACHEDIR_TAG, project_root
+from auditor.cache.results import _decode, _encode
 from auditor.pipeline.scan import ScanOptions, scan
 
 ROOT = Path(__file__).resolve().parent.parent

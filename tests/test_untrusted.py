@@ -314,7 +314,7 @@ def test_a_symlinked_cache_folder_is_never_followed(tmp_path):
 
 
 def test_links_planted_inside_the_cache_write_nothing_where_they_point(tmp_path):
-    from auditor.cache.results import CACHEDIR_TAG
+    from auditor.cache.folder import CACHEDIR_TAG
 
     target = tmp_path / "target"
     target.mkdir()
@@ -360,7 +360,7 @@ def test_an_empty_folder_is_adopted_without_a_catch_all_gitignore(tmp_path):
 
 
 def test_pruning_removes_only_the_results_files_it_wrote(tmp_path, monkeypatch):
-    from auditor.cache import results as cache_module
+    from auditor.cache import folder as cache_module
 
     monkeypatch.setattr(cache_module, "MAX_CACHE_FILES", 1)
     repo = write(tmp_path / "repo", {"a.py": SYNC})

@@ -1,8 +1,6 @@
-"""The results cache, as ruff keeps one: `.lockin_auditor_cache/` at the project root.
-
-One file per settings key (tool version, rule selection, catalogue, the auditor's own code,
-installed plugins, size limit) maps each file, by path from the project root, to what scanning it
-gave: size, mtime_ns, a content digest, findings and errors. A file whose size and mtime are
+"""The results cache, as ruff keeps one: one file per settings key (auditor.cache.keys) in the
+cache folder (auditor.cache.folder) maps each file, by path from the project root, to what scanning
+it gave: size, mtime_ns, a content digest, findings and errors. A file whose size and mtime are
 unchanged is reused without being read; one whose stat changed but whose bytes hash the same is
 reused without being parsed. A file modified within a second of being scanned may change again
 in the same mtime tick, so its entry is only trusted after its content is checked again ("racy
@@ -12,117 +10,40 @@ a warm run never imports libcst.
 
 Besides the per-file entries, `meta` keeps what the settings imply and the last run learnt:
 the selected rule codes and registry warnings, the prefilter (so a run whose changed files all
-fail it needs neither the rules nor libcst; see auditor.pipeline.scan._Scan._check) and the discovered file list
-with the folder stamps it depends on (auditor.pipeline.scan._discover). Concurrent runs (pre-commit batches)
-merge their entries on save.
-
-The cache folder usually sits inside the scanned (untrusted) repository, so it is handled as
-hostile ground: it is never used through a symbolic link, every file in it is opened relative to
-the folder's descriptor without following links, created exclusively (a planted link cannot
-redirect a write) and renamed into place; it is only used when this tool created it (our
-CACHEDIR.TAG is in it) or it is empty; only the catch-all `.gitignore` of a folder this tool
-created is written; pruning removes only `results-*.bin` regular files. A `--cache-dir` that
-holds anything else is refused (exit 2)."""
+fail it needs neither the rules nor libcst; see auditor.pipeline.scan._Scan._check), and the
+discovered file list and project facts with the folder stamps they depend on
+(auditor.cache.reuse). Concurrent runs (pre-commit batches) merge their entries on save."""
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import json
 import marshal
 import os
-import re
-import stat
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 
-from auditor import __version__
+from auditor.cache.folder import (
+    CacheDirRefused,
+    cache_location,
+    folder_problem,
+    open_folder,
+    prepare_directory,
+    prune,
+    read_file,
+    write_file,
+)
+from auditor.cache.keys import FORMAT, settings_key
 from auditor.model import Edit, FileError, FileResult, Finding, Fix
 
-CACHE_DIR_NAME = ".lockin_auditor_cache"
-FORMAT = 5  # 5: a fix keeps the reason it is only shown
 MAGIC = b"LKAUDIT-CACHE\n"
 # marshal reads the results of a large tree ~8x faster than json (a warm run has under a second);
 # it is only ever given bytes whose digest matches, i.e. bytes this module wrote.
-CACHEDIR_TAG = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by lockin-auditor.\n"
-    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
-)
 RACY_NS = 2_000_000_000  # entries of files modified this close to the scan are re-verified
-MAX_CACHE_FILES = 16  # settings variants kept side by side; the least recently used go first
 
 # Per-file entry: [size, mtime_ns, digest, trusted, parsed, findings, errors, suppressed]
 # (suppressed: [how, finding row] for the findings a comment silenced)
 _SIZE, _MTIME, _DIGEST, _TRUSTED, _PARSED, _FINDINGS, _ERRORS, _SUPPRESSED = range(8)
 _ENTRY_LENGTH = 8
-
-
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def project_root(scan_root: str) -> str:
-    """Nearest ancestor of the scanned root holding .git or pyproject.toml, else the root itself."""
-    here = os.path.abspath(scan_root)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")) or os.path.isfile(os.path.join(here, "pyproject.toml")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return os.path.abspath(scan_root)
-        here = parent
-
-
-_PRESENTATION = ("cli.py", "score.py", "progress.py", "__main__.py")
-
-
-def _code_fingerprint() -> list:
-    """Sizes and mtimes of the auditor's own modules (an edited rule invalidates the cache even
-    without a version bump) and of the import path folders (installing a plugin touches them).
-    The modules that only present results (the reports, the CLI, the score) are left out: the
-    cache holds findings, which they do not change."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # auditor/, above cache/
-    stats: list = []
-    stack = [package]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False) and entry.name not in ("__pycache__", "report"):
-                stack.append(entry.path)
-            elif entry.name.endswith((".py", ".toml")) and entry.name not in _PRESENTATION:
-                info = entry.stat()
-                stats.append([os.path.relpath(entry.path, package), info.st_size, info.st_mtime_ns])
-    for folder in sys.path:
-        if not folder.endswith(("site-packages", "dist-packages")):
-            continue
-        try:
-            stats.append([folder, os.stat(folder or ".").st_mtime_ns])
-        except OSError:
-            continue
-    return stats
-
-
-def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: int,
-                 extra: dict | None = None) -> str:
-    """What the results depend on besides the files: a change to any of it starts a new cache.
-    `extra` is the rest of what the results depend on: the project's catalogue additions
-    (Settings.cache_extra) and its torch floor, which decides the fixes findings carry."""
-    from auditor.catalogue import catalogue_fingerprint
-
-    material = json.dumps({
-        "format": FORMAT, "version": __version__, "python": sys.version_info[:2],
-        "select": select, "ignore": ignore, "max_bytes": max_bytes, "settings": extra,
-        "catalogue": catalogue_fingerprint(), "code": _code_fingerprint(),
-    }, sort_keys=True)
-    return hashlib.blake2b(material.encode(), digest_size=12).hexdigest()
 
 
 _TARGETS = 10  # in a finding row: an index into the cache's table of per-target effects
@@ -266,8 +187,8 @@ class Cache:
         if not self.usable:
             return None
         try:
-            with _folder(self.directory) as folder:
-                raw, info = _read_file(folder, self.name)
+            with open_folder(self.directory) as folder:
+                raw, info = read_file(folder, self.name)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -296,7 +217,7 @@ class Cache:
         """Another run (pre-commit runs several side by side) saved since this one loaded: keep
         its entries for the files this run did not check, instead of writing over them."""
         try:
-            with _folder(self.directory) as folder:
+            with open_folder(self.directory) as folder:
                 info = os.stat(self.name, dir_fd=folder, follow_symlinks=False)
         except OSError:
             return
@@ -332,9 +253,9 @@ class Cache:
                            "files": entries})
         try:
             prepare_directory(self.directory)
-            with _folder(self.directory) as folder:
-                _write_file(folder, self.name, payload)
-                _prune(folder)
+            with open_folder(self.directory) as folder:
+                write_file(folder, self.name, payload)
+                prune(folder)
         except OSError as exc:
             self.warnings.append(f"cannot write the cache in {self.directory} ({exc.strerror or exc}); "
                                  f"use --cache-dir or --no-cache")
@@ -383,149 +304,6 @@ def _fix_from_row(row: tuple | list | None) -> Fix | None:
         return None
     applicability, message, min_torch, reason, edits = row
     return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch, reason)
-
-
-class CacheDirRefused(Exception):
-    """--cache-dir names a folder audit cannot take over (a link, or other files in it)."""
-
-
-_GITIGNORE = "# Created by lockin-auditor.\n*\n"
-_RESULTS = re.compile(r"results-[0-9a-f]{24}\.bin\Z")
-_OPEN_FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-_MAX_CACHE_BYTES = 2 * 1024**3
-
-
-@contextmanager
-def _folder(directory: str) -> Iterator[int]:
-    """The cache folder's descriptor; a symbolic link there fails (ELOOP or ENOTDIR)."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _OPEN_FLAGS)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _read_file(folder: int, name: str, limit: int = _MAX_CACHE_BYTES) -> tuple[bytes, os.stat_result]:
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _OPEN_FLAGS, dir_fd=folder)
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        return handle.read(limit), info
-
-
-def _write_file(folder: int, name: str, data: bytes) -> None:
-    """Write `name` atomically: a fresh file created exclusively (never through a planted link),
-    then renamed over the old one (a rename replaces a link, it does not follow it)."""
-    temp = f".tmp-{os.urandom(8).hex()}.bin"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644, dir_fd=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-    except BaseException:
-        _remove(folder, temp)
-        raise
-
-
-def _create_once(folder: int, name: str, content: str) -> None:
-    try:
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o644, dir_fd=folder)
-    except FileExistsError:
-        return
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(content)
-
-
-def prepare_directory(directory: str) -> None:
-    """Create the cache folder when missing, with its CACHEDIR.TAG and a .gitignore that ignores
-    everything (only in a folder created here); an empty folder is adopted with a tag only."""
-    created = False
-    if not os.path.lexists(directory):
-        os.makedirs(os.path.dirname(os.path.abspath(directory)), exist_ok=True)
-        try:
-            os.mkdir(directory)
-            created = True
-        except FileExistsError:
-            pass
-    with _folder(directory) as folder:
-        _create_once(folder, "CACHEDIR.TAG", CACHEDIR_TAG)
-        if created:
-            _create_once(folder, ".gitignore", _GITIGNORE)
-
-
-def read_in_folder(directory: str, name: str, limit: int = 1024 * 1024) -> bytes | None:
-    """A small file this tool keeps in the cache folder (never through a link, never a FIFO), or
-    None when missing or unusable."""
-    try:
-        with _folder(directory) as folder:
-            return _read_file(folder, name, limit)[0]
-    except OSError:
-        return None
-
-
-def write_in_folder(directory: str, name: str, data: bytes) -> bool:
-    """Write a small file into the cache folder the way results are written; False when the
-    folder is not ours or cannot be written (it only costs the next run time)."""
-    if folder_problem(directory) is not None:
-        return False
-    try:
-        prepare_directory(directory)
-        with _folder(directory) as folder:
-            _write_file(folder, name, data)
-    except OSError:
-        return False
-    return True
-
-
-def folder_problem(directory: str) -> str | None:
-    """Why `directory` cannot be the cache folder, or None: missing, empty or tagged by us is fine."""
-    try:
-        with _folder(directory) as folder:
-            names = os.listdir(folder)
-            if not names:
-                return None
-            try:
-                tag, _ = _read_file(folder, "CACHEDIR.TAG", len(CACHEDIR_TAG) + 1)
-            except OSError:
-                tag = b""
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(directory):
-            return "it is a symbolic link"
-        if exc.errno == errno.ENOTDIR and os.path.lexists(directory):
-            return "it is not a folder"
-        return None  # unreachable or unreadable: saving will say so
-    if tag.decode("utf-8", "replace") == CACHEDIR_TAG:
-        return None
-    return "it holds other files (no lockin-auditor CACHEDIR.TAG)"
-
-
-def _remove(folder: int, name: str) -> None:
-    try:
-        os.unlink(name, dir_fd=folder)
-    except OSError:
-        pass
-
-
-def _prune(folder: int) -> None:
-    """Keep the most recently written result files only (one per settings variant); only regular
-    files named like the ones this module writes are ever removed."""
-    with os.scandir(folder) as listing:
-        files = [(entry.stat(follow_symlinks=False).st_mtime_ns, entry.name) for entry in listing
-                 if _RESULTS.match(entry.name) and entry.is_file(follow_symlinks=False)]
-    if len(files) <= MAX_CACHE_FILES:
-        return
-    files.sort(reverse=True)
-    for _, name in files[MAX_CACHE_FILES:]:
-        _remove(folder, name)
-
-
-def cache_location(scan_root: str, cache_dir: str | None) -> tuple[str, str]:
-    """(project root, cache folder) for a scan of `scan_root`."""
-    project = project_root(scan_root)
-    return project, os.path.abspath(cache_dir) if cache_dir else os.path.join(project, CACHE_DIR_NAME)
 
 
 def open_cache(scan_root: str, cache_dir: str | None, select: list[str] | None, ignore: list[str] | None,

@@ -326,7 +326,7 @@ def resolve_floor(project: str, override: str | None = None, override_source: st
 def _read_memo(path: str) -> dict | None:
     import json
 
-    from auditor.cache.results import read_in_folder
+    from auditor.cache.folder import read_in_folder
 
     raw = read_in_folder(os.path.dirname(path), os.path.basename(path))
     try:
@@ -342,10 +342,10 @@ def _read_memo(path: str) -> dict | None:
 
 
 def _write_memo(path: str, data: dict) -> None:
-    """In the cache folder, as the cache writes (auditor.cache.results: never through a link, only in a
+    """In the cache folder, as the cache writes (auditor.cache.folder: never through a link, only in a
     folder of ours); a failure only costs the next run time."""
     import json
 
-    from auditor.cache.results import write_in_folder
+    from auditor.cache.folder import write_in_folder
 
     write_in_folder(os.path.dirname(path), os.path.basename(path), json.dumps(data).encode())

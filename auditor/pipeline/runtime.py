@@ -101,7 +101,7 @@ class Runtime:
         if error is not None:
             return FileResult(source.display, errors=[error]), None
         if hashing:
-            from auditor.cache.results import digest
+            from auditor.cache.keys import digest
 
             content = digest(data)
             if content == expected:

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+from auditor.cache import reuse
 from auditor.config.load import ConfigError, Settings, nearest
-from auditor.discover.walk import Discovery, SourceFile, discover, tree_unchanged
+from auditor.discover.walk import SourceFile
 from auditor.model import FileError, FileResult, Finding
 from auditor.pipeline import postprocess
 from auditor.read.source import needs_check, read_bytes, unchecked_result
@@ -90,12 +91,12 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
         cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
                            settings.max_bytes, display_base=base, extra=_cache_extra(settings, floor))
     validate_rules(settings, cache)
-    found = _discover(paths, base, settings, cache)
+    found = reuse.discovery(paths, base, settings, cache)
     outcome = ScanResult(root=base, files=found.files, errors=list(found.errors), skipped=found.skipped,
                          scan_root=scan_root, settings=settings,
                          select=settings.effective_select, ignore=settings.effective_ignore, floor=floor)
     whole = cache is not None and len(paths) == 1 and os.path.abspath(paths[0]) == cache.project
-    scanner = _Scan(found.files, settings, cache, outcome, whole, _project_info(paths, scan_root, found, cache))
+    scanner = _Scan(found.files, settings, cache, outcome, whole, reuse.project_info(paths, scan_root, found, cache))
     results = scanner.run()
     postprocess.collect(outcome, results, scanner.served, settings)
     return outcome
@@ -148,7 +149,7 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
 def _floor(scan_root: str, settings: Settings) -> TorchFloor:
     """The project's torch floor, read before any file is checked: it is part of the cache key.
     --torch-version or the configuration's `torch-version` override the dependency files."""
-    from auditor.cache.results import cache_location
+    from auditor.cache.folder import cache_location
     from auditor.fix.floor import resolve_floor
 
     project, directory = cache_location(scan_root, settings.cache_dir)
@@ -161,51 +162,6 @@ def _cache_extra(settings: Settings, floor: TorchFloor) -> dict | None:
     if floor.key() is None:
         return extra
     return {**(extra or {}), "torch_floor": floor.key()}
-
-
-def _discover(paths: list[str], root: str, options: Settings, cache: Cache | None) -> Discovery:
-    """Discovery, reused from the cache when no folder it listed (nor ignore file it read) changed:
-    a warm run over a large tree then stats its folders instead of listing them."""
-    if cache is None or len(paths) != 1 or not os.path.isdir(paths[0]):  # files are cheap to find
-        return discover(paths, root, options.respect_gitignore, options.excludes, force_exclude=options.force_exclude)
-    key = [os.path.abspath(paths[0]), root, options.respect_gitignore, list(options.excludes)]
-    saved = cache.meta.get("tree")
-    try:
-        if isinstance(saved, dict) and saved.get("key") == key and tree_unchanged(saved["stamps"]):
-            return Discovery(files=[SourceFile(path, display, kind) for path, display, kind in saved["files"]])
-    except (KeyError, TypeError, ValueError):  # not what this version writes: walk again
-        pass
-    found = discover(paths, root, options.respect_gitignore, options.excludes, stamp=True)
-    # A folder changed within the mtime granularity of now could change again unseen ("racy git").
-    if found.stamps is not None and all(cache.settled(mtime) for _, _, mtime in found.stamps):
-        cache.meta["tree"] = {"key": key, "stamps": found.stamps,
-                              "files": [[f.path, f.display, f.kind] for f in found.files]}
-        cache.dirty = True
-    elif saved is not None:
-        cache.meta.pop("tree", None)
-        cache.dirty = True
-    return found
-
-
-def _project_info(paths: list[str], root: str, found: Discovery, cache: Cache | None) -> ProjectInfo:
-    """What the project says about each file (auditor.analysis.project). With the cached file list
-    (whose folder stamps vouch for every listing) and unchanged project files, the per-folder
-    cache keys of the last run are reused instead of recomputed."""
-    from auditor.analysis.project import ProjectInfo
-
-    walked = all(os.path.isdir(p) for p in paths)  # a directory walk lists every folder it reports
-    project = ProjectInfo(root, [f.path for f in found.files] if walked else None)
-    tree = cache.meta.get("tree") if cache is not None else None
-    if not walked or not isinstance(tree, dict):
-        return project
-    saved = cache.meta.get("facts")  # type: ignore[union-attr]
-    if isinstance(saved, dict) and saved.get("key") == tree.get("key") and project.preset(saved):
-        return project
-    for source in found.files:  # the scan asks for every key anyway
-        project.key(source.path, source.display)
-    cache.meta["facts"] = {"key": tree.get("key"), **project.export()}  # type: ignore[union-attr]
-    cache.dirty = True  # type: ignore[union-attr]
-    return project
 
 
 class _Scan:
@@ -398,7 +354,7 @@ class _Scan:
     def _digest(self, data: bytes) -> str | None:
         if self.cache is None:
             return None
-        from auditor.cache.results import digest
+        from auditor.cache.keys import digest
 
         return digest(data)
 
