@@ -29,7 +29,7 @@ from auditor import TOOL_NAME, __version__
 from auditor.report import REPORTERS
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
 
 COMMANDS = ("scan", "rules", "explain")
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
@@ -259,7 +259,8 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
 
 
 def _targets(values: list[str] | None) -> list[str]:
-    from auditor.config.load import GATE_TARGETS, nearest
+    from auditor.config.errors import nearest
+    from auditor.config.settings import GATE_TARGETS
 
     targets = [name.lower() for name in _split(values) or ["overall"]]
     for name in targets:
@@ -278,7 +279,8 @@ def _torch_version(value: str | None) -> str | None:
 
 
 def _severity(value: str | None) -> str | None:
-    from auditor.config.load import ConfigError, severity_name
+    from auditor.config.errors import ConfigError
+    from auditor.config.load import severity_name
 
     if value is None:
         return None
@@ -352,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     from typer.exceptions import TyperException
 
     from auditor.cache.folder import CacheDirRefused
-    from auditor.config.load import ConfigError
+    from auditor.config.errors import ConfigError
 
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)

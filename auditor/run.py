@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from auditor.config.load import ConfigError, Settings, nearest
+from auditor.config.errors import ConfigError, nearest
+from auditor.config.settings import Settings
 from auditor.model import FileError, Finding
 from auditor.pipeline.scan import ScanResult
 from auditor.report import REPORTERS, Report, fixable, render

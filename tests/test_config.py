@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from auditor.cli import main
-from auditor.config.load import ConfigError, Settings, find_config, load_settings
+from auditor.config.errors import ConfigError
+from auditor.config.files import find_config
+from auditor.config.load import load_settings
+from auditor.config.settings import Settings
 
 BAD = "import torch\nm = M().cuda()\nx = torch.zeros(1, device='cuda')\n"
 

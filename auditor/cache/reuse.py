@@ -13,7 +13,7 @@ from auditor.discover.walk import Discovery, SourceFile, discover, tree_unchange
 if TYPE_CHECKING:
     from auditor.analysis.project import ProjectInfo
     from auditor.cache.results import Cache
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
 
 
 def discovery(paths: list[str], root: str, options: Settings, cache: Cache | None) -> Discovery:

@@ -1,250 +1,27 @@
-"""Settings: one frozen object built from the configuration file and the command line, carried
-through discovery, the cache key, the suppressions, the gates and the reports.
-
-Where the configuration comes from (as ruff and mypy find theirs): `--config FILE`, else the
-first of `lockin-auditor.toml`, `.lockin-auditor.toml` and a `pyproject.toml` holding a
-`[tool.lockin-auditor]` table, looking in the scanned folder and then each folder above it, up to
-the repository root (the folder holding `.git`). `--isolated` reads none. Command-line flags
-override the file, key by key.
+"""Turning the configuration file and the command line into Settings (auditor.config.settings):
+each key is read, typed and validated, and command-line flags override the file, key by key.
 
 A scanned repository is untrusted (CI runs `audit` on pull requests from forks), so its
 configuration is only parsed, never executed: no key runs a command or names a module to
-import, a configuration file that is a link out of the repository is refused, and the one key
-that names a file to read (`baseline`) must stay inside the repository. An unknown key, rule,
+import, and the one key that names a file to read (`baseline`) must stay inside the repository
+(auditor.config.files refuses a configuration file that links out of it). An unknown key, rule,
 severity or target is an error that names the nearest valid spelling."""
 
-# No `from __future__ import annotations`: with string annotations, @dataclass parses each of
-# Settings' fields for ClassVar on every start-up (~5 ms of a pre-commit run).
+from __future__ import annotations
+
 import math
 import os
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
-from auditor.model import SEVERITIES, TARGETS
+from auditor.config.errors import ConfigError, nearest
+from auditor.config.files import TABLE, find_config, read_config, repository_folder
+from auditor.config.settings import GATE_TARGETS, ModuleEntry, PackageEntry, Settings
+from auditor.model import SEVERITIES
 
-TABLE = "lockin-auditor"
-CONFIG_NAMES = ("lockin-auditor.toml", ".lockin-auditor.toml", "pyproject.toml")
-MAX_CONFIG_BYTES = 1024 * 1024
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024
-GATE_TARGETS = ("overall", *TARGETS)
-# The rules an in-house catalogue entry may name (the dependency and kernel-library rules).
-PACKAGE_RULE = "nvidia-only-runtime-package"
-MODULE_RULE = "gpu-kernel-library"
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 
-
-class ConfigError(Exception):
-    """A configuration or option the run cannot honour: exit 2 with this one line."""
-
-
-def nearest(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    """" (did you mean 'x'?)" for the closest valid spelling, or "" when nothing is close. Ties
-    go to the spelling with the fewest differing characters in place (LK1O1 -> LK101, not LK411)."""
-    import difflib  # only on the way to an error message
-
-    wanted = word.lower()
-    best, best_key = None, (0.6, 0)
-    for choice in choices:
-        candidate = choice.lower()
-        ratio = difflib.SequenceMatcher(None, wanted, candidate).ratio()
-        same_place = sum(a == b for a, b in zip(wanted, candidate, strict=False))
-        if (ratio, same_place) >= best_key:
-            best, best_key = choice, (ratio, same_place)
-    return f" (did you mean {best!r}?)" if best is not None else ""
-
-
-@dataclass(frozen=True)
-class PackageEntry:
-    """An in-house requirement the catalogue does not know: `name` is reported by `rule`."""
-
-    name: str
-    rule: str = PACKAGE_RULE
-    what: str = "declared GPU-only in the project's lockin-auditor configuration"
-    action: str = "keep it behind an optional extra with a portable fallback"
-
-
-@dataclass(frozen=True)
-class ModuleEntry:
-    """An in-house Python module (and everything below it) that only runs on NVIDIA GPUs."""
-
-    name: str
-    rule: str = MODULE_RULE
-    replacement: str = "a portable code path, keeping this module an optional fast path for NVIDIA GPUs"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything a run was asked to do. Frozen: build a new one with `dataclasses.replace`."""
-
-    # -- which rules, and how their findings count -----------------------------------------------
-    select: tuple[str, ...] | None = None  # None: every rule
-    ignore: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    # (glob, rule selectors): a glob without a slash matches a file name, one with a slash an
-    # absolute path (config globs are anchored at the configuration's folder, CLI ones at the cwd).
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    severity: tuple[tuple[str, str], ...] = ()  # (rule code or name, severity)
-    # -- which files ----------------------------------------------------------------------------
-    excludes: tuple[str, ...] = ()  # same glob forms as per_file_ignores
-    force_exclude: bool = False  # apply the excludes (and .gitignore) to files named explicitly
-    respect_gitignore: bool = True
-    max_bytes: int = DEFAULT_MAX_BYTES
-    # -- the catalogue, extended by the project --------------------------------------------------
-    packages: tuple[PackageEntry, ...] = ()
-    modules: tuple[ModuleEntry, ...] = ()
-    portable_modules: tuple[str, ...] = ()  # wrapper modules known to be portable: nothing through them counts
-    torch_version: str | None = None  # the PyTorch version the project runs on (fixes read it)
-    # -- gates ------------------------------------------------------------------------------------
-    targets: tuple[str, ...] = ("overall",)
-    fail_under: tuple[tuple[str, float], ...] = ()  # (target, threshold)
-    fail_on: str | None = None
-    fail_on_regression: bool = False
-    exit_zero: bool = False
-    baseline: str | None = None  # absolute path
-    diff_base: str | None = None  # a git ref: only findings on lines changed since it count
-    # -- output -----------------------------------------------------------------------------------
-    output_format: str | None = None  # None: text, or concise under pre-commit / CI (see cli)
-    show_suppressed: bool = False
-    statistics: bool = False
-    quiet: bool = False
-    # -- running ----------------------------------------------------------------------------------
-    jobs: int | None = None
-    cache: bool = True
-    cache_dir: str | None = None
-    cache_check: str = "stat"  # stat: size + mtime say a file is unchanged; content: its hash does
-    progress: bool = False
-    config_path: str | None = None  # the file these came from, for messages
-    origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # key -> where it was set
-
-    def __post_init__(self) -> None:
-        # Callers (tests, the bench) pass lists; keep the object hashable and immutable.
-        for name in ("select", "ignore"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, tuple):
-                object.__setattr__(self, name, tuple(value))
-        for name in ("extend_select", "excludes", "targets", "portable_modules", "packages", "modules"):
-            value = getattr(self, name)
-            if not isinstance(value, tuple):
-                object.__setattr__(self, name, tuple(value))
-
-    # -- derived ------------------------------------------------------------------------------------
-    @property
-    def effective_select(self) -> list[str] | None:
-        """--select plus --extend-select (None: every rule)."""
-        if self.select is None:
-            return None
-        return [*self.select, *self.extend_select]
-
-    @property
-    def effective_ignore(self) -> list[str] | None:
-        return list(self.ignore) if self.ignore else None
-
-    def origin(self, key: str) -> str:
-        """Where a setting came from, for error messages: "--select" or "pyproject.toml"."""
-        return dict(self.origins).get(key, f"--{key}")
-
-    def catalogue_material(self) -> dict:
-        """What the project adds to the catalogue, for the cache key and the workers."""
-        return {"packages": [[p.name, p.rule, p.what, p.action] for p in self.packages],
-                "modules": [[m.name, m.rule, m.replacement] for m in self.modules],
-                "portable": list(self.portable_modules)}
-
-    def cache_extra(self) -> dict | None:
-        """What the cached per-file results depend on beyond the rule selection and the size limit
-        (per-file-ignores, severities and gates are applied after the cache); None when nothing."""
-        material = self.catalogue_material()
-        return {"catalogue": material} if any(material.values()) else None
-
-
-# -- finding and reading the file ---------------------------------------------------------------------
-
-def find_config(start: str) -> str | None:
-    """The configuration file for a scan of `start`: the nearest folder at or above it holding one,
-    not going above the repository root."""
-    here = os.path.abspath(start)
-    if not os.path.isdir(here):
-        here = os.path.dirname(here)
-    while True:
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(here, name)
-            if os.path.isfile(candidate) and (name != "pyproject.toml" or _has_table(candidate)):
-                return candidate
-        if os.path.lexists(os.path.join(here, ".git")):
-            return None
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _has_table(pyproject: str) -> bool:
-    """Whether a pyproject.toml configures us: a byte test first (most do not mention us), then the parse."""
-    try:
-        with open(pyproject, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError:
-        return False
-    if TABLE.encode() not in data:
-        return False
-    try:
-        table = _parse(data, pyproject).get("tool", {})
-    except ConfigError:
-        return True  # ours, but broken: reading it will say what is wrong
-    return isinstance(table, dict) and TABLE in table
-
-
-def _parse(data: bytes, path: str) -> dict:
-    import tomllib
-
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} kB; not a configuration file")
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}); fix it or run with --isolated") from None
-    except RecursionError:  # tomllib recurses once per nested array or table
-        raise ConfigError(f"{path}: not valid TOML (nested too deeply); fix it or run with --isolated") from None
-
-
-def _repository_root(directory: str) -> str:
-    """The repository `directory` is in (discover's definition, as git's), or `directory` itself."""
-    from auditor.discover.walk import repository_root  # only when a link or a baseline needs it
-
-    return repository_root(directory) or directory
-
-
-def read_config(path: str, explicit: bool = False) -> dict:
-    """The `[tool.lockin-auditor]` table (pyproject) or the whole file (lockin-auditor.toml).
-
-    A discovered file that is a link out of its repository is refused: reading it would read
-    outside the scanned tree."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not explicit and os.path.islink(path):
-        root = os.path.realpath(_repository_root(folder))
-        real = os.path.realpath(path)
-        if not real.startswith(root + os.sep):
-            raise ConfigError(f"{path} is a link out of the repository; not read (pass --config or --isolated)")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"cannot read configuration {path}: {exc.strerror or exc}") from None
-    parsed = _parse(data, path)
-    if os.path.basename(path) == "pyproject.toml":
-        tool = parsed.get("tool", {})
-        table = tool.get(TABLE) if isinstance(tool, dict) else None
-        if table is None:
-            if explicit:
-                raise ConfigError(f"{path} has no [tool.{TABLE}] table")
-            return {}
-        parsed = table
-    if not isinstance(parsed, dict):
-        raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
-    return parsed
-
-
-# -- turning the table into settings --------------------------------------------------------------------
 
 KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "force-exclude",
         "respect-gitignore", "targets", "fail-under", "fail-on", "fail-on-regression", "torch-version", "severity",
@@ -405,7 +182,7 @@ def settings_from_table(table: dict, path: str, explicit: bool = False) -> dict[
     baseline = reader.text("baseline")
     if baseline is not None:
         resolved = os.path.normpath(os.path.join(base, baseline))
-        if not explicit and not _inside(resolved, _repository_root(base)):
+        if not explicit and not _inside(resolved, repository_folder(base)):
             raise reader.fail("baseline", f"{baseline!r} is outside the repository; not read")
         put("baseline", resolved, "baseline")
 

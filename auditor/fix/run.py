@@ -13,7 +13,7 @@ from auditor.fix.apply import FixRun, applicable, fix_paths
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
     from auditor.pipeline.scan import ScanResult
 
 

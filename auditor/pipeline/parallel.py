@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the pool's modules load only when a pool runs (~40 ms a ser
     import multiprocessing.context
     from concurrent.futures import Future
 
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
     from auditor.pipeline.runtime import Runtime
 
 # Below this many candidate bytes (after the prefilter) a pool costs more than it saves:

@@ -15,12 +15,12 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from auditor.config.load import nearest
+from auditor.config.errors import nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import Finding
 
 if TYPE_CHECKING:
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
     from auditor.discover.walk import SourceFile
     from auditor.model import FileResult
     from auditor.pipeline.runtime import Runtime

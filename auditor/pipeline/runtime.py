@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from auditor.analysis.project import ProjectInfo
     from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
     from auditor.context import FileContext
     from auditor.discover.walk import SourceFile
     from auditor.fix.floor import TorchFloor

@@ -10,7 +10,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from auditor.cache import reuse
-from auditor.config.load import ConfigError, Settings, nearest
+from auditor.config.errors import ConfigError, nearest
+from auditor.config.settings import Settings
 from auditor.discover.walk import SourceFile
 from auditor.model import FileError, FileResult, Finding
 from auditor.pipeline import postprocess

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from auditor.config.load import Settings
+    from auditor.config.settings import Settings
     from auditor.gates.baseline import Comparison
     from auditor.gates.changed_lines import ChangedLines
     from auditor.gates.judge import GateOutcome
