@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from auditor.discover.files import file_kind
 from auditor.discover.kinds import KINDS, comment_prefix, hook_files_pattern
-from auditor.discover.walk import file_kind
 
 ROOT = Path(__file__).resolve().parent.parent
 

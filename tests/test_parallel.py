@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.discover.walk import SourceFile
+from auditor.discover.files import SourceFile
 from auditor.pipeline import parallel
 from auditor.pipeline.scan import ScanOptions, scan
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from auditor.checks.registry import all_rules, full_catalogue
-from auditor.discover.walk import SourceFile, file_kind
+from auditor.discover.files import SourceFile, file_kind
 from auditor.pipeline.runtime import Runtime
 from auditor.pipeline.scan import ScanOptions, scan
 from auditor.read.prefilter import Prefilter

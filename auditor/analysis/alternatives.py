@@ -16,7 +16,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from auditor.discover.walk import SourceFile
+from auditor.discover.files import SourceFile
 from auditor.model import FileResult, Finding
 
 if TYPE_CHECKING:

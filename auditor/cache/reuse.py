@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from auditor.discover.walk import Discovery, SourceFile, discover, tree_unchanged
+from auditor.discover.files import Discovery, SourceFile, tree_unchanged
+from auditor.discover.walk import discover
 
 if TYPE_CHECKING:
     from auditor.analysis.project import ProjectInfo

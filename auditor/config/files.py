@@ -67,7 +67,7 @@ def _parse(data: bytes, path: str) -> dict:
 
 def repository_folder(directory: str) -> str:
     """The repository `directory` is in (discover's definition, as git's), or `directory` itself."""
-    from auditor.discover.walk import repository_root  # only when a link or a baseline needs it
+    from auditor.discover.gitignore import repository_root  # only when a link or a baseline needs it
 
     return repository_root(directory) or directory
 

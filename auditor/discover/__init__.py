@@ -2,6 +2,9 @@
 
 - `kinds.py`: the file-kind registry (names, comment syntax, byte gate, reader, check) that
   discovery, the runtime, the prefilter, the cache and suppressions all dispatch on;
-- `walk.py`: the directory walk (`discover`), as ruff walks: skipped folders, .gitignore,
-  excludes, links that stay inside the scanned folder.
+- `walk.py`: the directory walk (`discover`), as ruff walks: links that stay inside the scanned
+  folder, an error entry for what cannot be listed or followed;
+- `files.py`: what it finds (`SourceFile`, `Discovery`), the kind of a named file, display paths;
+- `gitignore.py`: .gitignore files as git reads them, and the repository root;
+- `excludes.py`: folders never scanned, exclude globs, --force-exclude for named files.
 """

@@ -15,229 +15,28 @@ regex that rejects the common no-match case before pathspec's per-pattern check 
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
-import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
 
+from auditor.discover.excludes import SKIPPED_DIRS, Excludes, ExplicitFiles
+from auditor.discover.files import (
+    Discovery,
+    SourceFile,
+    display_path,
+    explicit_kind,
+    file_kind,
+    shown_name,
+    stamp,
+    why_not_read,
+)
+from auditor.discover.gitignore import GitIgnore, load_parents
 from auditor.discover.kinds import match as match_kind
 from auditor.model import FileError
 
-CACHE_DIR_NAME = ".lockin_auditor_cache"
-SKIPPED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
-    "site-packages", "dist-packages", "build", "dist", "_build", "buck-out", ".eggs", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "__pypackages__", ".direnv", CACHE_DIR_NAME,
-})
 # A directory holding one of these files is a virtualenv or a tool cache (CACHEDIR.TAG is the
 # cache-directory standard that pip, cargo and others follow).
 MARKER_FILES = ("pyvenv.cfg", "CACHEDIR.TAG")
-IGNORE_FILE_BYTES = 1024 * 1024  # a .gitignore larger than this is not read
-_ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without a slash
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    path: str  # what to open
-    display: str  # POSIX path relative to the scanned root, as reported
-    kind: str  # a name from auditor.discover.kinds.KINDS
-
-
-@dataclass
-class Discovery:
-    files: list[SourceFile] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    # Paths named explicitly that are not read, with why ("not a regular file", "excluded", ...).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    # What the walk depended on, when it can be reused (see `tree_unchanged`): [path, size, mtime_ns]
-    # of every folder listed (an entry added, removed or renamed changes its mtime), every ignore
-    # file read and the folders above the top up to the repository root. None: not reusable.
-    stamps: list[list] | None = None
-
-
-def tree_unchanged(stamps: list[list]) -> bool:
-    """Whether a walk that recorded `stamps` would find the same files today."""
-    try:
-        for path, size, mtime_ns in stamps:
-            info = os.stat(path)
-            if info.st_mtime_ns != mtime_ns or (size >= 0 and info.st_size != size):
-                return False
-    except OSError:
-        return False
-    return True
-
-
-def file_kind(path: str, explicit: bool = False, parent: str | None = None) -> str | None:
-    """The kind of file (auditor.discover.kinds) `path` is, from its name; None when audit does not read it.
-
-    `parent` is the name of the containing folder, when the caller already knows it."""
-    return match_kind(os.path.basename(path), explicit, parent, path)
-
-
-def name_kind(name: str, explicit: bool = False, parent: str | None = None, path: str = "") -> str | None:
-    """file_kind for a bare file name (the walk's hot path: no basename per entry)."""
-    return match_kind(name, explicit, parent, path)
-
-
-def display_path(path: str, root: str) -> str:
-    rel = os.path.relpath(os.path.abspath(path), root)
-    return shown_name(PurePosixPath(Path(rel)).as_posix() if os.sep != "/" else rel)
-
-
-def shown_name(name: str) -> str:
-    """A file name as every report shows it: bytes that are not UTF-8 (which Python keeps as
-    lone surrogates) become `\\xNN`, so JSON and text stay valid UTF-8 and agree."""
-    if name.isascii():
-        return name
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(name).decode("utf-8", "backslashreplace")
-    return name
-
-
-class _Layer:
-    """One .gitignore file: its folder (with a trailing separator) and its compiled patterns."""
-
-    __slots__ = ("base", "spec", "quick")
-
-    def __init__(self, base: str, lines: list[str]) -> None:
-        import pathspec
-
-        self.base = base
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        self.quick = _combined_regex(self.spec)
-
-    def decide(self, path: str, is_dir: bool) -> bool | None:
-        """True ignored, False re-included by a negation, None no pattern matched."""
-        if not path.startswith(self.base):
-            return None
-        rel = path[len(self.base):].replace(os.sep, "/")
-        if is_dir:
-            rel += "/"
-        if self.quick is not None and self.quick.match(rel) is None:
-            return None
-        return self.spec.check_file(rel).include
-
-
-def _combined_regex(spec: object) -> re.Pattern[str] | None:
-    """One regex matching whatever any pattern of the file matches (None when it cannot be built)."""
-    # Most patterns are unanchored ("*.pyc", "build/") and start with the same "any folders"
-    # prefix; factoring it out keeps the regex from backtracking once per pattern.
-    floating, anchored = [], []
-    for pattern in getattr(spec, "patterns", ()):
-        regex = getattr(pattern, "regex", None)
-        if getattr(pattern, "include", None) is None or regex is None:
-            continue
-        source = re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)
-        if source.startswith(_ANY_FOLDERS):
-            floating.append(source[len(_ANY_FOLDERS):])
-        else:
-            anchored.append(source)
-    branches = [f"(?:{'|'.join(anchored)})"] if anchored else []
-    if floating:
-        branches.append(f"{_ANY_FOLDERS}(?:{'|'.join(floating)})")
-    try:
-        return re.compile("|".join(branches) or r"(?!)")
-    except re.error:
-        return None
-
-
-class _GitIgnore:
-    """The .gitignore files met on the way down, deepest last; the deepest decisive one wins."""
-
-    def __init__(self, stamps: list[list] | None = None) -> None:
-        self.layers: list[_Layer] = []
-        self.stamps = stamps
-
-    def load(self, directory: str, filename: str = ".gitignore") -> bool:
-        if self.stamps is not None:
-            _stamp(self.stamps, os.path.join(directory, filename))
-        from auditor.read.text import SourceError, read_regular_file
-
-        try:  # as git: never through a link, never a FIFO; a capped size
-            data = read_regular_file(os.path.join(directory, filename), IGNORE_FILE_BYTES)
-            layer = _Layer(os.path.join(directory, ""), data.decode("utf-8", "replace").splitlines())
-        except (SourceError, ValueError):  # an unreadable, special or malformed .gitignore ignores nothing
-            return False
-        self.layers.append(layer)
-        return True
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        for layer in reversed(self.layers):
-            verdict = layer.decide(path, is_dir)
-            if verdict is not None:
-                return verdict
-        return False
-
-
-def repository_root(directory: str) -> str | None:
-    """The nearest folder at or above `directory` that holds a .git folder or file."""
-    here = directory
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _load_parents(ignore: _GitIgnore, top: str, stamps: list[list] | None = None) -> None:
-    """Git applies .git/info/exclude and the .gitignore files above `top` up to the repository root."""
-    repo = repository_root(top)
-    if stamps is not None:  # a .git or .gitignore appearing above `top` changes one of these folders
-        here = top
-        while True:
-            parent = os.path.dirname(here)
-            if parent == here or here == repo:
-                break
-            here = parent
-            _stamp(stamps, here, directory=True)
-        if repo is not None:  # not .git itself: every git command touches it
-            _stamp(stamps, os.path.join(repo, ".git", "info"), directory=True)
-    if repo is None:
-        return
-    if os.path.isdir(os.path.join(repo, ".git", "info")):
-        ignore.load(repo, os.path.join(".git", "info", "exclude"))
-    chain = []
-    here = top
-    while here != repo:
-        here = os.path.dirname(here)
-        chain.append(here)
-    for directory in reversed(chain):
-        ignore.load(directory)
-
-
-def _stamp(stamps: list[list], path: str, directory: bool = False) -> None:
-    """Record a folder's mtime or a file's size and mtime; a missing path records nothing (the
-    stamp of the folder holding it covers its appearance)."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return
-    stamps.append([path, -1 if directory else info.st_size, info.st_mtime_ns])
-
-
-class _Excludes:
-    """Exclude globs: one without a slash matches a file or folder name; an absolute one (config and
-    CLI patterns are anchored by auditor.config.load.anchor) the absolute path; any other the display path."""
-
-    def __init__(self, patterns: tuple[str, ...]) -> None:
-        self.names = tuple(p for p in patterns if "/" not in p.strip("/"))
-        self.absolute = tuple(p.rstrip("/") for p in patterns if "/" in p.strip("/") and os.path.isabs(p))
-        self.paths = tuple(p.strip("/") for p in patterns if "/" in p.strip("/") and not os.path.isabs(p))
-
-    def __bool__(self) -> bool:
-        return bool(self.names or self.paths or self.absolute)
-
-    def match(self, name: str, display: str, path: str = "") -> bool:
-        return (any(fnmatch.fnmatchcase(name, p) for p in self.names)
-                or any(fnmatch.fnmatchcase(display, p) for p in self.paths)
-                or (bool(path) and any(fnmatch.fnmatchcase(path, p) for p in self.absolute)))
 
 
 def discover(paths: list[str], root: str, respect_gitignore: bool = True,
@@ -256,10 +55,10 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
             found.files.append(SourceFile(path, display, kind))
 
     root = os.path.abspath(root)
-    explicit = _ExplicitFiles(tuple(excludes), respect_gitignore) if force_exclude else None
+    explicit = ExplicitFiles(tuple(excludes), respect_gitignore) if force_exclude else None
     for given in paths:
         if os.path.isdir(given):
-            walk = _Walk(root, found, add, respect_gitignore, _Excludes(tuple(excludes)), stamps)
+            walk = _Walk(root, found, add, respect_gitignore, Excludes(tuple(excludes)), stamps)
             walk.run(os.path.abspath(given))
             stamps = walk.stamps if walk.reusable else None
         else:
@@ -267,7 +66,7 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
             reason = explicit.excluded(given) if explicit is not None else None
             kind = None if reason else explicit_kind(given)
             if kind is None:
-                found.skipped.append((given, reason or _why_not_read(given)))
+                found.skipped.append((given, reason or why_not_read(given)))
                 continue
             # A link given by name is followed here, the one time: the reader never follows one.
             add(os.path.realpath(given) if os.path.islink(given) else given, display_path(given, root), kind)
@@ -277,84 +76,15 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
     return found
 
 
-def explicit_kind(path: str) -> str | None:
-    """The kind of a file named on the command line: by its name, else a Python script by its
-    shebang (`#!/usr/bin/env python3` and no extension). Never opens anything but a regular file
-    (a FIFO such as /dev/stdin would block)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-    except OSError:
-        return file_kind(path, explicit=True)  # reading it will report what is wrong
-    kind = file_kind(path, explicit=True)
-    if kind is not None or "." in os.path.basename(path):
-        return kind
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(256)
-    except OSError:
-        return None
-    return "python" if first.startswith(b"#!") and b"python" in first else None
-
-
-def _why_not_read(path: str) -> str:
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return "not a regular file"
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
-    return "not a kind of file audit reads (Python, requirements, pyproject.toml, setup.cfg, CUDA)"
-
-
-class _ExplicitFiles:
-    """--force-exclude: a file named explicitly is left out when the walk would leave it out: a
-    folder above it (up to the repository root) is a skipped or excluded one, the file matches an
-    exclude, or .gitignore ignores it."""
-
-    def __init__(self, excludes: tuple[str, ...], respect_gitignore: bool) -> None:
-        self.excludes = _Excludes(excludes)
-        self.respect_gitignore = respect_gitignore
-        self.ignores: dict[str, _GitIgnore] = {}  # per folder: the .gitignore files that apply in it
-
-    def excluded(self, given: str) -> str | None:
-        path = os.path.abspath(given)
-        folder = os.path.dirname(path)
-        stop = repository_root(folder) or os.getcwd()
-        if not (folder + os.sep).startswith(os.path.join(stop, "")):
-            stop = folder
-        here = folder
-        while here != stop and len(here) > len(stop):
-            name = os.path.basename(here)
-            if name in SKIPPED_DIRS or name.endswith(".egg-info"):
-                return f"excluded (inside {name}/, which is never scanned)"
-            if self.excludes and self.excludes.match(name, "", here):
-                return "excluded (--force-exclude)"
-            here = os.path.dirname(here)
-        if self.excludes and self.excludes.match(os.path.basename(path), "", path):
-            return "excluded (--force-exclude)"
-        if self.respect_gitignore and self._gitignore(folder).ignored(path, False):
-            return "excluded by .gitignore (--force-exclude)"
-        return None
-
-    def _gitignore(self, folder: str) -> _GitIgnore:
-        ignore = self.ignores.get(folder)
-        if ignore is None:
-            ignore = self.ignores[folder] = _GitIgnore()
-            _load_parents(ignore, folder)
-            if os.path.isfile(os.path.join(folder, ".gitignore")):
-                ignore.load(folder)
-        return ignore
-
-
 class _Walk:
     """One directory tree: an explicit stack, so deep trees never hit the recursion limit."""
 
     def __init__(self, root: str, found: Discovery, add: Callable[[str, str, str], None],
-                 respect_gitignore: bool, excludes: _Excludes, stamps: list[list] | None = None) -> None:
+                 respect_gitignore: bool, excludes: Excludes, stamps: list[list] | None = None) -> None:
         self.root = root
         self.found = found
         self.add = add
-        self.ignore = _GitIgnore(stamps) if respect_gitignore else None
+        self.ignore = GitIgnore(stamps) if respect_gitignore else None
         self.excludes = excludes
         self.stamps = stamps  # recorded when the caller may reuse this walk
         self.reusable = True  # False once the walk met something its stamps cannot cover
@@ -369,7 +99,7 @@ class _Walk:
         prefix = display_path(top, self.root)
         prefix = "" if prefix == "." else prefix + "/"
         if self.ignore is not None:
-            _load_parents(self.ignore, top, self.stamps)
+            load_parents(self.ignore, top, self.stamps)
         # (directory, its display prefix, .gitignore layers that apply above it)
         stack: list[tuple[str, str, int]] = [(top, prefix, len(self.ignore.layers) if self.ignore else 0)]
         while stack:
@@ -379,7 +109,7 @@ class _Walk:
     def visit(self, directory: str, prefix: str, depth: int, is_top: bool) -> list[tuple[str, str, int]]:
         """Add this folder's files; return its subfolders still to walk."""
         if self.stamps is not None:  # before listing: a change after it shows as a newer mtime
-            _stamp(self.stamps, directory, directory=True)
+            stamp(self.stamps, directory, directory=True)
         try:
             with os.scandir(directory) as listing:
                 entries = list(listing)

@@ -33,7 +33,7 @@ from auditor.sandbox.deep import run_deep
 if TYPE_CHECKING:
     import libcst as cst
 
-    from auditor.discover.walk import SourceFile
+    from auditor.discover.files import SourceFile
     from auditor.pipeline.runtime import Runtime
     from auditor.pipeline.scan import ScanResult
 

@@ -250,7 +250,7 @@ for _kind in ("conda", "dockerfile"):
 def floor_sources(project: str) -> list[tuple[str, str, int, int]]:
     """(path, kind, size, mtime_ns) of the dependency files at the top of the project and in its
     requirements/ folder; symlinks are not followed."""
-    from auditor.discover.walk import name_kind
+    from auditor.discover.files import name_kind
 
     found: list[tuple[str, str, int, int]] = []
     for folder in (project, os.path.join(project, "requirements")):

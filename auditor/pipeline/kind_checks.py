@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from auditor.context import FileContext
-    from auditor.discover.walk import SourceFile
+    from auditor.discover.files import SourceFile
     from auditor.pipeline.runtime import Runtime
 
 

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from auditor.discover.walk import SourceFile
+from auditor.discover.files import SourceFile
 from auditor.model import FileResult
 
 if TYPE_CHECKING:  # the pool's modules load only when a pool runs (~40 ms a serial run saves)

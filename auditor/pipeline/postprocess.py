@@ -21,7 +21,7 @@ from auditor.model import Finding
 
 if TYPE_CHECKING:
     from auditor.config.settings import Settings
-    from auditor.discover.walk import SourceFile
+    from auditor.discover.files import SourceFile
     from auditor.model import FileResult
     from auditor.pipeline.runtime import Runtime
     from auditor.pipeline.scan import ScanResult

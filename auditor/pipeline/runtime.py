@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from auditor.checks.base import Rule
     from auditor.config.settings import Settings
     from auditor.context import FileContext
-    from auditor.discover.walk import SourceFile
+    from auditor.discover.files import SourceFile
     from auditor.fix.floor import TorchFloor
 
 

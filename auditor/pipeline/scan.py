@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from auditor.cache import reuse
 from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
-from auditor.discover.walk import SourceFile
+from auditor.discover.files import SourceFile
 from auditor.model import FileError, FileResult, Finding
 from auditor.pipeline import postprocess
 from auditor.read.source import needs_check, read_bytes, unchecked_result

@@ -14,7 +14,7 @@ from auditor.model import FileError, FileResult
 from auditor.read.text import SourceError, read_regular_file, text_problem
 
 if TYPE_CHECKING:
-    from auditor.discover.walk import SourceFile
+    from auditor.discover.files import SourceFile
 
 
 _DIRECTIVE_BYTES = re.compile(rb"noqa:[^\n]*\bLK\d")

@@ -25,7 +25,7 @@ from auditor.readers.document import Document, EnvSetting
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
-    from auditor.discover.walk import SourceFile
+    from auditor.discover.files import SourceFile
     from auditor.pipeline.runtime import Runtime
 
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})

@@ -125,7 +125,7 @@ class _Reader:
     def include(self, ctx: FileContext, number: int, include: str, real: str | None,
                 chain: tuple[str, ...]) -> None:
         """Read `-r other.txt` when discovery would not pick the file up on its own."""
-        from auditor.discover.walk import file_kind, shown_name
+        from auditor.discover.files import file_kind, shown_name
 
         if "://" in include or real is None:
             return  # remote includes are never fetched; without a location there is nothing to join
