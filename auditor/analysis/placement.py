@@ -25,9 +25,8 @@ import libcst as cst
 
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
-from auditor.checks._env import is_message_call
 from auditor.python.names import dotted_name, dotted_parts
-from auditor.python.syntax import callee_name, string_value
+from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.python.tree import child_nodes
 
 if TYPE_CHECKING:

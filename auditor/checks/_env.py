@@ -20,7 +20,7 @@ from auditor.catalogue import Catalogue, load_catalogue
 from auditor.checks.base import Rule, shared_visit
 from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS
-from auditor.python.syntax import callee_name, name_of_target, positional, string_value
+from auditor.python.syntax import callee_name, is_message_call, name_of_target, positional, string_value
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -91,15 +91,6 @@ def rule_tokens(rule: str) -> tuple[str, ...]:
     return tuple(sorted({(row.get("name") or row["prefix"]).lower() for row in rows
                          if row["rule"] == rule and not row.get("files_only")}))
 
-
-
-def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:
-    """print(...), logger.info(...), RuntimeError(...): their strings are text, not code."""
-    name = callee_name(call)
-    if name is None:
-        return False
-    table = catalogue.table("env").get("messages", {})
-    return name in table.get("callees", ()) or name.endswith(tuple(table.get("callee_suffixes", ())))
 
 
 # Kinds whose readers report environment settings (auditor.readers.document.Document.env).

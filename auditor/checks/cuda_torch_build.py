@@ -2,12 +2,21 @@ from __future__ import annotations
 
 import re
 
-from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped, match_package, package_entries, where
+from auditor.checks._dependency import (
+    SCOPE_NOTE,
+    DependencyRule,
+    cuda_scoped,
+    match_package,
+    package_entries,
+    report,
+    where,
+)
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
 from auditor.fix.plan import FixPlan, Report, Rewriter
 from auditor.model import Edit, Fix, Severity
-from auditor.readers import Requirement, read_dependencies, report
+from auditor.readers import Requirement
+from auditor.readers.dependencies import read_dependencies
 
 
 class CudaTorchBuild(DependencyRule):

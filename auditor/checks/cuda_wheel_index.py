@@ -3,11 +3,12 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped
+from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped, report
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
 from auditor.model import Edit, Fix, Severity
-from auditor.readers import IndexUrl, read_dependencies, report
+from auditor.readers import IndexUrl
+from auditor.readers.dependencies import read_dependencies
 
 
 class CudaWheelIndex(DependencyRule):

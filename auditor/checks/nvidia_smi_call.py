@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._env import is_message_call
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import FileContext, PythonContext
 from auditor.model import Category, Severity
-from auditor.python.syntax import string_value
+from auditor.python.syntax import is_message_call, string_value
 
 
 def _command_text(node: cst.BaseExpression) -> str | None:

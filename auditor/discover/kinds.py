@@ -43,7 +43,7 @@ class Kind:
     own_suppressions: bool = False  # its check applies suppressions itself (a notebook: on its cells' text)
     python: bool = False  # the Python rules run on it (its code, for a notebook)
     # A file the Python prefilter rejects is skipped ... (a notebook is always read, so that a broken
-    # one is reported; its code cells meet the prefilter inside auditor.readers.notebook)
+    # one is reported; its code cells meet the prefilter in auditor.pipeline.kind_checks.check_notebook)
     python_prefilter: bool = False
     gate: tuple[bytes, ...] | None = None  # ... unless it holds one of these; None: no gate
     decode: str = "text"  # "python": BOM / PEP 263 cookie / nesting guard; "text": UTF-8
@@ -97,7 +97,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("notebook", "`*.ipynb`", "code cells like Python (same rules, prefilter and cache; findings carry the cell "
          "and the line in it); `!pip install` / `%pip install` lines as dependencies; `!nvidia-smi`, `%env`, "
          "`!export` and launcher lines", suffixes=(".ipynb",), python=True, own_suppressions=True,
-         check="auditor.readers.notebook:check_notebook",
+         check="auditor.pipeline.kind_checks:check_notebook",
          reader="auditor.readers.notebook:document", max_bytes=20 * 1024 * 1024),
     Kind("dockerfile", "`Dockerfile`, `Containerfile`, `Dockerfile.*`, `*.dockerfile`",
          "base images (`FROM`, each stage on its own), `ENV`, `RUN pip/uv/conda install` lines (continuations, "

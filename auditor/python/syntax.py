@@ -1,12 +1,17 @@
-"""Small matchers several rules share: strings, device strings, keyword arguments."""
+"""What rules, readers and the context analysis read off libcst nodes: string literals, device
+strings, call arguments, callee names, assignment targets, message calls. No rule lives here."""
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from auditor.python.tree import child_nodes
+
+if TYPE_CHECKING:
+    from auditor.catalogue import Catalogue
 
 _CUDA_DEVICE = re.compile(r"cuda(:(\d+|%[a-z]|\{[^{}]*\}))?")
 _CUDA_PREFIX = re.compile(r"cuda:?")
@@ -106,3 +111,12 @@ def callee_name(call: cst.Call) -> str | None:
     if isinstance(func, cst.Attribute):
         return func.attr.value
     return None
+
+
+def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:
+    """print(...), logger.info(...), RuntimeError(...): their strings are text, not code."""
+    name = callee_name(call)
+    if name is None:
+        return False
+    table = catalogue.table("env").get("messages", {})
+    return name in table.get("callees", ()) or name.endswith(tuple(table.get("callee_suffixes", ())))
