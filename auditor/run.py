@@ -13,8 +13,8 @@ from typing import TextIO
 from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.model import FileError, Finding
-from auditor.pipeline.scan import ScanResult
-from auditor.report import REPORTERS, Report, fixable, render
+from auditor.report import REPORTERS, fixable, render
+from auditor.report.model import Report, ScanResult
 
 TRUTHY_OFF = ("", "0", "false")
 STATISTICS_FORMATS = ("text", "concise", "json")

@@ -9,7 +9,8 @@ import pytest
 from rich.text import Text
 
 from auditor.model import Finding
-from auditor.pipeline.scan import ScanOptions, ScanResult, scan
+from auditor.pipeline.scan import ScanOptions, scan
+from auditor.report.model import ScanResult
 from auditor.report.text import SEVERITY_STYLE, _findings, make_console
 
 

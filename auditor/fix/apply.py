@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from auditor.discover.files import SourceFile
     from auditor.pipeline.runtime import Runtime
-    from auditor.pipeline.scan import ScanResult
+    from auditor.report.model import ScanResult
 
 MAX_ROUNDS = 6
 PYTHON_KINDS = ("python", "setup-py")

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from auditor.config.settings import Settings
-    from auditor.pipeline.scan import ScanResult
+    from auditor.report.model import ScanResult
 
 
 @dataclass

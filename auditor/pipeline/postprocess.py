@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from auditor.discover.files import SourceFile
     from auditor.model import FileResult
     from auditor.pipeline.runtime import Runtime
-    from auditor.pipeline.scan import ScanResult
+    from auditor.report.model import ScanResult
 
 UNUSED_SUPPRESSION = "LK001"  # the rule that reports suppressions silencing nothing
 

@@ -5,7 +5,6 @@ per-process checking lives in auditor.pipeline.runtime, which only a run that ch
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -13,16 +12,16 @@ from auditor.cache import reuse
 from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.discover.files import SourceFile
-from auditor.model import FileError, FileResult, Finding
+from auditor.model import FileResult
 from auditor.pipeline import postprocess
 from auditor.read.source import needs_check, read_bytes, unchecked_result
+from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
     from collections.abc import Callable
 
     from auditor.analysis.project import ProjectInfo
     from auditor.cache.results import Cache
-    from auditor.checks.base import Rule
     from auditor.fix.floor import TorchFloor
     from auditor.pipeline.parallel import Task
     from auditor.pipeline.progress import Progress
@@ -31,35 +30,6 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
 
 
 ScanOptions = Settings  # the name callers used before the settings had a module of their own
-
-
-@dataclass
-class ScanResult:
-    root: str  # the folder reported paths are relative to: the working directory
-    files: list[SourceFile] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    # Findings a comment or per-file-ignores silenced, with how: inline, file, per-file-ignores.
-    suppressed: list[tuple[Finding, str]] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # paths named but not read, and why
-    scan_root: str = ""  # the folder scanned (the common folder of the paths given)
-    settings: Settings = field(default_factory=Settings, repr=False)
-    files_parsed: int = 0  # parsed in this run (files served from the cache are not counted)
-    files_cached: int = 0  # results reused from the cache
-    warnings: list[str] = field(default_factory=list)
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    selected: list[Rule] | None = field(default=None, repr=False)
-    floor: TorchFloor | None = None  # the project's torch floor the fixes were judged against
-
-    @property
-    def rules(self) -> list[Rule]:
-        """The selected rules, loaded on first use (a warm run does not need them)."""
-        if self.selected is None:
-            from auditor.checks.registry import select_rules
-
-            self.selected = select_rules(self.select, self.ignore)
-        return self.selected
 
 
 def resolve_root(paths: list[str]) -> str:

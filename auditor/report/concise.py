@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from auditor.report import Report, fixable, location
+from auditor.report import fixable, location
+from auditor.report.model import Report
 
 
 def _clean(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from auditor import TOOL_NAME
 from auditor.gates.baseline import fingerprint, keyed
-from auditor.report import Report
+from auditor.report.model import Report
 
 SEVERITIES = {"blocker": "blocker", "major": "major", "minor": "minor", "info": "info"}
 

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from auditor import TOOL_NAME, __version__
 from auditor.gates.baseline import keyed
-from auditor.report import Report
+from auditor.report.model import Report
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/lockin-auditor/"

@@ -13,12 +13,12 @@ from rich.table import Table
 from rich.text import Text
 
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
-from auditor.pipeline.scan import ScanResult
 from auditor.portability.score import Scores
 from auditor.portability.verdict import Verdict, verdicts
+from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
-    from auditor.report import Report
+    from auditor.report.model import Report
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "red", "minor": "yellow", "info": "cyan"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
