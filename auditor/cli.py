@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from auditor import TOOL_NAME, __version__
+from auditor.console import silence_stdout, stderr_line
 from auditor.report import REPORTERS
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
@@ -45,18 +46,6 @@ app = typer.Typer(
 
 class UsageProblem(Exception):
     """A problem with what the user asked for: exit 2 with this one line."""
-
-
-def stderr_line(line: str) -> None:
-    """One line on stderr; nothing when stderr is closed (print(file=None) would write to stdout
-    and corrupt a JSON report)."""
-    stream = sys.stderr
-    if stream is None:
-        return
-    try:
-        print(line, file=stream)
-    except (OSError, ValueError):
-        pass
 
 
 class CacheCheck(StrEnum):
@@ -300,18 +289,6 @@ def _show_progress(settings: "Settings") -> bool:
 def _warn(warnings: Iterable[str]) -> None:
     for warning in warnings:
         stderr_line(f"audit: warning: {warning}")
-
-
-def silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
-_silence_stdout = silence_stdout
 
 
 @app.command("rules")

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
+from auditor.console import silence_stdout, stderr_line
 from auditor.model import FileError, Finding
 from auditor.report import REPORTERS, fixable, render
 from auditor.report.model import Report, ScanResult
@@ -67,8 +68,6 @@ def choose_format(settings: Settings, stdout: TextIO) -> str:
 
 
 def _note(message: str) -> None:
-    from auditor.cli import stderr_line
-
     stderr_line(f"audit: {message}")
 
 
@@ -196,8 +195,6 @@ def _add_noqa(result: ScanResult) -> int:
 
 
 def _write_text(text: str, output: Path | None) -> None:
-    from auditor.cli import silence_stdout
-
     try:
         if output is None:
             if sys.stdout is not None:
@@ -216,8 +213,6 @@ def _write_text(text: str, output: Path | None) -> None:
 
 
 def _write(report: Report, fmt: str, output: Path | None) -> None:
-    from auditor.cli import silence_stdout
-
     try:
         # backslashreplace: a stray lone surrogate becomes `\udcff` text instead of a crash
         stream = open(output, "w", encoding="utf-8", errors="backslashreplace") if output is not None else sys.stdout
