@@ -13,8 +13,9 @@ from typing import TextIO
 from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.console import silence_stdout, stderr_line
+from auditor.fix.applicability import fixable
 from auditor.model import FileError, Finding
-from auditor.report import REPORTERS, fixable, render
+from auditor.report import REPORTERS, render
 from auditor.report.model import Report, ScanResult
 
 TRUTHY_OFF = ("", "0", "false")

@@ -16,9 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from auditor.config.settings import Settings  # noqa: E402
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME  # noqa: E402
 from auditor.pipeline import runtime  # noqa: E402
-from auditor.pipeline.scan import ScanOptions, scan  # noqa: E402
+from auditor.pipeline.scan import scan  # noqa: E402
 from auditor.read import source  # noqa: E402
 
 
@@ -32,7 +33,7 @@ def findings(path: str, jobs: int, prefilter: bool) -> tuple[set[tuple], int, fl
             lambda file, data, may_match: file.kind in KINDS_BY_NAME)
     try:
         start = time.perf_counter()
-        result = scan([path], ScanOptions(jobs=jobs, cache=False))
+        result = scan([path], Settings(jobs=jobs, cache=False))
         elapsed = time.perf_counter() - start
     finally:
         runtime.may_hold_findings = source.may_hold_findings = original

@@ -430,11 +430,12 @@ def cmd_parse(lists: str, jobs: int) -> None:
 def cmd_scan(paths: list[str], jobs: int, cache_dir: str | None) -> int:
     """What `audit scan PATHS -f json -o /dev/null` does, for a CLI without --jobs/--cache-dir."""
     sys.path.insert(0, str(REPO))
-    from auditor.pipeline.scan import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
     from auditor.portability.score import compute_scores
     from auditor.report.json_report import render_json
 
-    result = scan(paths, ScanOptions(jobs=jobs, cache=cache_dir is not None, cache_dir=cache_dir))
+    result = scan(paths, Settings(jobs=jobs, cache=cache_dir is not None, cache_dir=cache_dir))
     render_json(result, compute_scores(result.findings))
     return 0
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from auditor.cache.folder import CACHE_DIR_NAME, CACHEDIR_TAG, project_root
 from auditor.cache.results import _decode, _encode
-from auditor.pipeline.scan import ScanOptions, scan
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = "import torch\nmodel.cuda()\ntorch.cuda.synchronize()\n"
@@ -32,7 +33,7 @@ def make_repo(tmp_path: Path, files: dict[str, str], age: bool = True) -> Path:
 
 
 def run(path: Path, **options):
-    return scan([str(path)], ScanOptions(jobs=1, **options))
+    return scan([str(path)], Settings(jobs=1, **options))
 
 
 def rows(result) -> list[dict]:
@@ -156,7 +157,7 @@ def test_cache_dir_option(tmp_path):
 def test_partial_scan_keeps_other_entries(tmp_path):
     repo = make_repo(tmp_path, {"src/a.py": BAD, "tests/b.py": BAD})
     run(repo)
-    scan([str(repo / "src" / "a.py")], ScanOptions(jobs=1))
+    scan([str(repo / "src" / "a.py")], Settings(jobs=1))
     assert run(repo).files_cached == 2
 
 
@@ -165,8 +166,9 @@ def test_warm_run_does_not_import_libcst(tmp_path):
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from auditor.pipeline.scan import ScanOptions, scan\n"
-        f"r = scan([{str(repo)!r}], ScanOptions(jobs=1))\n"
+        "from auditor.config.settings import Settings\n"
+        "from auditor.pipeline.scan import scan\n"
+        f"r = scan([{str(repo)!r}], Settings(jobs=1))\n"
         "print(r.files_parsed, r.files_cached, len(r.findings), 'libcst' in sys.modules)\n"
     )
     first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
@@ -182,8 +184,9 @@ def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from auditor.pipeline.scan import ScanOptions, scan\n"
-        f"r = scan([{str(repo / 'b.py')!r}, {str(repo / 'c.py')!r}], ScanOptions(jobs=1))\n"
+        "from auditor.config.settings import Settings\n"
+        "from auditor.pipeline.scan import scan\n"
+        f"r = scan([{str(repo / 'b.py')!r}, {str(repo / 'c.py')!r}], Settings(jobs=1))\n"
         "print(r.files_parsed, len(r.findings), 'libcst' in sys.modules, 'auditor.checks.registry' in sys.modules)\n"
     )
     run(repo)

@@ -414,13 +414,14 @@ def test_tests_never_fail_a_verdict(scan_source):
 def _scan(root, cache_dir, *paths):
     import os
 
-    from auditor.pipeline.scan import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     targets = [str(p) for p in paths] or [str(root)]
     old = os.getcwd()
     os.chdir(root)
     try:
-        return scan(targets, ScanOptions(cache_dir=str(cache_dir), jobs=1))
+        return scan(targets, Settings(cache_dir=str(cache_dir), jobs=1))
     finally:
         os.chdir(old)
 

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from auditor.config.settings import Settings
 from auditor.fix.floor import (
     MEMO_NAME,
     TorchFloor,
@@ -17,7 +18,7 @@ from auditor.fix.floor import (
     valid_version_argument,
     version_tuple,
 )
-from auditor.pipeline.scan import ScanOptions, scan
+from auditor.pipeline.scan import scan
 
 
 @pytest.mark.parametrize(("spec", "poetry", "bound"), [
@@ -138,7 +139,7 @@ LK103 = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available()
 
 
 def fix_of(root, **options):
-    result = scan([str(root)], ScanOptions(select=["LK103"], cache=False, jobs=1, **options))
+    result = scan([str(root)], Settings(select=["LK103"], cache=False, jobs=1, **options))
     (finding,) = result.findings
     return result, finding.fix
 
@@ -161,12 +162,12 @@ def test_the_floor_picks_the_form_and_holds_newer_fixes_back(tmp_path):
 def test_the_floor_is_part_of_the_cache_key(tmp_path):
     write(tmp_path, {"repo/train.py": LK103, "repo/requirements.txt": "torch>=2.5\n"})
     repo, cache = tmp_path / "repo", str(tmp_path / "cache")
-    first = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1))
+    first = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1))
     assert first.findings[0].fix.applicability == "display"
     write(tmp_path, {"repo/requirements.txt": "torch>=2.8\n"})
-    second = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1))
+    second = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1))
     assert second.files_parsed == 2 and second.findings[0].fix.applicability == "unsafe"  # a new key: all checked
-    third = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1, torch_version="2.5"))
+    third = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1, torch_version="2.5"))
     assert third.findings[0].fix.applicability == "display"
-    again = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1))
+    again = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1))
     assert again.files_parsed == 0 and again.findings[0].fix.applicability == "unsafe"

@@ -99,7 +99,8 @@ def test_plugin_rule_is_listed_and_explained(plugin_site):
 
 CHECK_EXAMPLES = """
 import json, pathlib, sys, tempfile
-from auditor.pipeline.scan import ScanOptions, scan
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
 from auditor.checks.registry import find_rule
 
 rule = find_rule("XK901")
@@ -108,7 +109,7 @@ for kind, examples in (("valid", rule.VALID), ("invalid", rule.INVALID)):
     for example in examples:
         with tempfile.TemporaryDirectory() as tmp:
             (pathlib.Path(tmp) / example.path).write_text(example.code)
-            result = scan([tmp], ScanOptions(select=["XK901"], cache=False, jobs=1))
+            result = scan([tmp], Settings(select=["XK901"], cache=False, jobs=1))
             outcome.append([kind, example.line, sorted(f.line for f in result.findings), len(result.errors)])
 print(json.dumps(outcome))
 """

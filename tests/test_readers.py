@@ -280,11 +280,12 @@ def test_bad_notebooks(scan_source, text, message):
 
 
 def test_notebook_findings_come_back_from_the_cache(tmp_path):
-    from auditor.pipeline.scan import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "demo.ipynb").write_text(NOTEBOOK, encoding="utf-8")
-    options = ScanOptions(cache_dir=str(tmp_path / "cache"), jobs=1)
+    options = Settings(cache_dir=str(tmp_path / "cache"), jobs=1)
     cold = scan([str(tmp_path / "repo")], options)
     warm = scan([str(tmp_path / "repo")], options)
     assert warm.files_cached == 1 and found(warm) == found(cold) and {f.cell for f in warm.findings} == {2, 4, 5}
@@ -352,7 +353,8 @@ def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path,
     import os
 
     import auditor.analysis.alternatives
-    from auditor.pipeline.scan import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -361,7 +363,7 @@ def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path,
     old = 1_600_000_000_000_000_000  # settled long ago: the cache trusts these stats
     for name in ("Dockerfile", "Dockerfile.rocm"):
         os.utime(repo / name, ns=(old, old))
-    options = ScanOptions(cache_dir=str(tmp_path / "cache"), jobs=1)
+    options = Settings(cache_dir=str(tmp_path / "cache"), jobs=1)
 
     def effects():
         return next(f.targets for f in scan([str(repo)], options).findings if f.rule == "LK509")

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.pipeline.scan import ScanOptions, scan
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = "import torch\ntorch.cuda.synchronize()\n"  # LK204 on line 2
@@ -36,7 +37,7 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
 def run_scan(root: Path, **options) -> object:
     options.setdefault("cache", False)
     options.setdefault("jobs", 1)
-    return scan([str(root)], ScanOptions(**options))
+    return scan([str(root)], Settings(**options))
 
 
 def findings_of(result, path: str) -> list[tuple[int, str]]:

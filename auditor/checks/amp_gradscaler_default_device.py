@@ -9,7 +9,7 @@ from auditor.python.syntax import keyword, positional
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
-    from auditor.fix.plan import Report, Rewriter
+    from auditor.fix.plan import Reported, Rewriter
 
 
 class AmpGradScalerDefaultDevice(ApiRule):
@@ -57,7 +57,7 @@ class AmpGradScalerDefaultDevice(ApiRule):
     FIXES = (FixSpec("F29", "safe", '`torch.amp.GradScaler()` -> `torch.amp.GradScaler("cuda")`: the implicit '
                      "default made explicit (then choose `dev.type`)", "2.3"),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         call = report.ref.call if report.ref is not None else None
         if call is None:
             return None

@@ -13,7 +13,7 @@ from auditor.model import TARGETS, Category, Effect, Severity
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
     from auditor.context import FileContext, PythonContext, Reference
-    from auditor.fix.plan import FixPlan, Report, Rewriter
+    from auditor.fix.plan import FixPlan, Reported, Rewriter
 
 UNCHANGED = "<unchanged>"  # Invalid(..., fixed=UNCHANGED): the rule must leave this code as it is
 
@@ -125,7 +125,7 @@ class Rule:
         """Called after the walk of each Python file."""
 
     # Fixes (auditor/fix/): called after the walk, for each of this rule's reports in a Python file.
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
         """The rewrite(s) of one report, best first (the first the project's torch allows is used)."""
         return None
 
@@ -164,7 +164,7 @@ class ApiRule(Rule):
 
     tokens = ()  # derived from the catalogue rows, see registry.build_prefilter
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
         """The catalogue's swap for the reference (rules/fixes.toml), when its row fits this use."""
         from auditor.fix.swaps import swap_fix
 

@@ -13,7 +13,7 @@ from auditor.checks._dependency import (
 )
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Edit, Fix, Severity
 from auditor.readers import Requirement
 from auditor.readers.dependencies import read_dependencies
@@ -103,7 +103,7 @@ class CudaTorchBuild(DependencyRule):
     FIXES = (FixSpec("Q02", "display", "`torch==2.1.0+cu121` -> `torch==2.1.0`, with the per-target layout: one "
                      "requirements file (or extra) per target, each with the index serving its build"),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """setup.py: the requirement string without its `+cuXXX` label, shown only."""
         evidence = report.fields.get("evidence", "")
         code = rewriter.code(report.node)

@@ -5,7 +5,7 @@ import libcst as cst
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
 from auditor.python.syntax import DEVICE_WORD, is_cuda_device, keyword, positional, string_value
 
@@ -169,7 +169,7 @@ class HardcodedCudaDevice(ValueFlowRule):
                 'current_accelerator() or torch.device("cpu")).type, ...)`', "2.7", gated=True),
     )
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """Three places where the literal can go without knowing where the program's device comes from;
         every other "cuda" needs the one central device the suggestion describes."""
         node = report.node

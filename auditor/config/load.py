@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import fields, replace
+from dataclasses import fields
 from typing import Any
 
 from auditor.config.errors import ConfigError, nearest
@@ -272,7 +272,3 @@ def load_settings(scan_root: str, overrides: dict[str, Any], config: str | None 
         origins.pop(key.replace("_", "-"), None)
     values["origins"] = tuple(origins.items())
     return Settings(**values)
-
-
-def with_overrides(settings: Settings, **changes: Any) -> Settings:
-    return replace(settings, **changes)

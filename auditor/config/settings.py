@@ -7,8 +7,8 @@ builds it)."""
 from dataclasses import dataclass, field
 
 from auditor.model import TARGETS
+from auditor.read.text import DEFAULT_MAX_BYTES
 
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 GATE_TARGETS = ("overall", *TARGETS)
 # The rules an in-house catalogue entry may name (the dependency and kernel-library rules).
 PACKAGE_RULE = "nvidia-only-runtime-package"

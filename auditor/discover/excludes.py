@@ -7,9 +7,9 @@ from __future__ import annotations
 import fnmatch
 import os
 
+from auditor.cache.folder import CACHE_DIR_NAME
 from auditor.discover.gitignore import GitIgnore, load_parents, repository_root
 
-CACHE_DIR_NAME = ".lockin_auditor_cache"
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
     "site-packages", "dist-packages", "build", "dist", "_build", "buck-out", ".eggs", ".mypy_cache",

@@ -27,7 +27,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.model import Applicability, FileError, Finding
+from auditor.fix.applicability import fixable
+from auditor.model import FileError, Finding
 from auditor.sandbox.deep import run_deep
 
 if TYPE_CHECKING:
@@ -46,14 +47,6 @@ TEXT_KINDS = ("requirements", "pyproject", "setup-cfg", "cuda")
 # only when re-serialising it reproduces the file byte for byte (nbformat's own layout).
 NOTEBOOK_KINDS = ("notebook",)
 FIXABLE_KINDS = (*PYTHON_KINDS, *TEXT_KINDS, *NOTEBOOK_KINDS)
-
-
-def applicable(finding: Finding, unsafe: bool) -> bool:
-    """Whether a run with (or without) --unsafe-fixes applies this finding's fix."""
-    fix = finding.fix
-    if fix is None or not fix.edits:
-        return False
-    return fix.applicability == Applicability.SAFE or (unsafe and fix.applicability == Applicability.UNSAFE)
 
 
 @dataclass
@@ -103,7 +96,7 @@ class FixRun:
 
 def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, runtime: Runtime | None = None) -> FixRun:
     """Fix every file of `result` that has an applicable fix; write them when `write`."""
-    wanted = sorted({f.path for f in result.findings if applicable(f, unsafe)})
+    wanted = sorted({f.path for f in result.findings if fixable(f, unsafe)})
     run = FixRun()
     if not wanted:
         return run
@@ -208,7 +201,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
         result = runtime.check_text(source, text, module)
-        findings = [f for f in result.findings if applicable(f, unsafe)]
+        findings = [f for f in result.findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
         if not taken:
             return module
@@ -235,7 +228,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         module = new_module
         outcome.rounds = number
         outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
-    if any(applicable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
+    if any(fixable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
         outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
         return None
     return module
@@ -248,7 +241,7 @@ def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe:
     text = outcome.fixed
     was_toml = source.kind == "pyproject" and _toml_problem(text) is None
     for _ in range(MAX_ROUNDS):
-        findings = [f for f in runtime.check_text(source, text).findings if applicable(f, unsafe)]
+        findings = [f for f in runtime.check_text(source, text).findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
         if not taken:
             return
@@ -284,7 +277,7 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
     for phase_unsafe in (False, True) if unsafe else (False,):
         for _ in range(MAX_ROUNDS):
             findings = [f for f in runtime.check_text(source, text).findings
-                        if applicable(f, phase_unsafe) and f.cell is not None]
+                        if fixable(f, phase_unsafe) and f.cell is not None]
             if not findings:
                 break
             if layout is None:

@@ -62,7 +62,7 @@ class FixPlan:
 
 
 @dataclass
-class Report:
+class Reported:
     """What a rule reported: the node, the message fields and, for catalogue names, the reference."""
 
     node: cst.CSTNode

@@ -29,9 +29,6 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
     from auditor.read.prefilter import Prefilter
 
 
-ScanOptions = Settings  # the name callers used before the settings had a module of their own
-
-
 def resolve_root(paths: list[str]) -> str:
     """The folder a scan is about (its cache and configuration are found from it): the one
     directory given, else the working directory when every path is inside it, else the paths'

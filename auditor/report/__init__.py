@@ -31,21 +31,9 @@ REPORTERS: dict[str, str] = {
 }
 
 
-def formats() -> list[str]:
-    return list(REPORTERS)
-
-
 def render(name: str, report: Report, out: TextIO) -> None:
     module = importlib.import_module(f"auditor.report.{REPORTERS[name]}")
     module.render(report, out)
-
-
-def fixable(finding: Finding, unsafe: bool = False) -> bool:
-    """Whether `--fix` (with `unsafe`: `--fix --unsafe-fixes`) would apply the finding's fix (the
-    `[*]` marker)."""
-    if finding.fix is None or not finding.fix.edits:
-        return False
-    return finding.fix.applicability == "safe" or (unsafe and finding.fix.applicability == "unsafe")
 
 
 def location(finding: Finding) -> str:

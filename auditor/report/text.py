@@ -12,6 +12,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from auditor.fix.applicability import fix_counts
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
 from auditor.portability.score import Scores
 from auditor.portability.verdict import Verdict, verdicts
@@ -200,8 +201,6 @@ def _summary(result: ScanResult, console: Console) -> None:
 
 def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     """What `audit --fix` would do: `[*]` counts, what --unsafe-fixes adds, what stays a suggestion."""
-    from auditor.fix.run import fix_counts
-
     counts = fix_counts(result.findings)
     if not counts:
         return
