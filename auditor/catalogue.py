@@ -145,6 +145,7 @@ def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portabl
         return cached[1]
     raw = dict(base.raw)
     if packages:
+        # only a configuration that adds packages needs it: a warm run loads no reader
         from auditor.readers import normalize
 
         table = dict(raw.get("packages", {}))

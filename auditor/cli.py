@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from auditor import TOOL_NAME, __version__
+from auditor.cache.folder import CacheDirRefused
+from auditor.config.errors import ConfigError, nearest
 from auditor.console import silence_stdout, stderr_line
 from auditor.report import REPORTERS
 
@@ -197,6 +199,7 @@ def scan(
         "(a hash of every file, for trees whose mtimes cannot be trusted).", rich_help_panel=RUNNING)] = CacheCheck.stat,
 ) -> int:
     """Scan PATHS for NVIDIA lock-in and report findings and portability scores."""
+    # only `scan` loads the scan's modules: `audit --version`, `rules` and `explain` stay fast
     from auditor.config.load import anchor, load_settings
     from auditor.pipeline.scan import resolve_root
     from auditor.run import Request, execute
@@ -248,7 +251,7 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
 
 
 def _targets(values: list[str] | None) -> list[str]:
-    from auditor.config.errors import nearest
+    # only `scan` reads the settings (see scan above)
     from auditor.config.settings import GATE_TARGETS
 
     targets = [name.lower() for name in _split(values) or ["overall"]]
@@ -260,6 +263,7 @@ def _targets(values: list[str] | None) -> list[str]:
 
 
 def _torch_version(value: str | None) -> str | None:
+    # only with --torch-version
     from auditor.fix.floor import valid_version_argument
 
     if value is not None and not valid_version_argument(value):
@@ -268,7 +272,7 @@ def _torch_version(value: str | None) -> str | None:
 
 
 def _severity(value: str | None) -> str | None:
-    from auditor.config.errors import ConfigError
+    # only with --fail-on
     from auditor.config.load import severity_name
 
     if value is None:
@@ -296,6 +300,7 @@ def list_rules(
     output_format: Annotated[ListFormat, typer.Option("--format", "-f", help="List format.")] = ListFormat.text,
 ) -> int:
     """List every rule: code, name, category, severity and summary."""
+    # the rules and rich load only for `audit rules`
     from auditor.checks.registry import registry_warnings
     from auditor.report.rules_view import print_rules
 
@@ -307,6 +312,7 @@ def list_rules(
 @app.command()
 def explain(code_or_name: Annotated[str, typer.Argument(help="A rule code (LK101) or name (hardcoded-cuda-device).")]) -> int:
     """Print a rule's docs: what it does, why it matters, an example and what to use instead."""
+    # the rules and rich load only for `audit explain`
     from auditor.checks.registry import find_rule
     from auditor.report.rules_view import print_explanation
 
@@ -329,9 +335,6 @@ def route(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     from typer.exceptions import TyperException
-
-    from auditor.cache.folder import CacheDirRefused
-    from auditor.config.errors import ConfigError
 
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)

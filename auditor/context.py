@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from auditor.analysis.apply import apply
+from auditor.analysis.placement import Where
+from auditor.analysis.project import NO_FACTS
 from auditor.catalogue import ApiEntry, Catalogue
 from auditor.model import FileError, Finding
 from auditor.python.names import Resolver, dotted_parts
 from auditor.read.text import split_lines
 
 if TYPE_CHECKING:
-    from auditor.analysis.placement import Where
     from auditor.analysis.project import FileFacts
     from auditor.checks.base import Rule
 
@@ -74,8 +76,6 @@ class FileContext:
                      fields: dict[str, Any], where: Where | None = None) -> Finding:
         """The finding as its context makes it (analysis.apply): `where` comes from the placement
         of a Python node; other findings get what the file's path and project say."""
-        from auditor.analysis.apply import apply
-
         snippet = self.lines[line - 1].strip()[:200] if 0 < line <= len(self.lines) else ""
         fields.setdefault("snippet", snippet)
         min_torch = fields.get("min_torch") or rule.min_torch
@@ -107,9 +107,6 @@ class FileContext:
         """The context every finding of this file shares (test-only path, backend module)."""
         cached = self.state.get("__where")
         if cached is None:
-            from auditor.analysis.placement import Where
-            from auditor.analysis.project import NO_FACTS
-
             cached = self.state["__where"] = Where.of_file(self.facts or NO_FACTS)
         return cached
 

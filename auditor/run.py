@@ -14,7 +14,10 @@ from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.console import silence_stdout, stderr_line
 from auditor.fix.applicability import fixable
+from auditor.gates.judge import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
 from auditor.model import FileError, Finding
+from auditor.pipeline.scan import scan
+from auditor.portability.score import compute_scores
 from auditor.report import REPORTERS, render
 from auditor.report.model import Report, ScanResult
 
@@ -73,9 +76,6 @@ def _note(message: str) -> None:
 
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
-    from auditor.pipeline.scan import scan
-    from auditor.portability.score import compute_scores
-
     fmt = choose_format(settings, sys.stdout)
     if settings.statistics and fmt not in STATISTICS_FORMATS:
         raise ConfigError(f"--statistics works with --format {', '.join(STATISTICS_FORMATS)}, not {fmt}")
@@ -88,6 +88,7 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         _note(f"warning: {warning}")
     nothing_to_check = _explain_skipped(result, paths)
     if request.fix or request.diff:
+        # the fixer brings libcst and the rules: only --fix and --diff load it
         from auditor.fix.run import run_fixes
 
         fixed = run_fixes(result, settings, request.unsafe_fixes, write=not request.diff, show=request.show_fixes,
@@ -102,17 +103,20 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:
+        # only --write-baseline
         from auditor.gates.baseline import write_baseline
 
         count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores))
         _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
     elif settings.baseline is not None:
+        # only with a baseline
         from auditor.gates.baseline import compare, load_baseline
 
         comparison = compare(load_baseline(settings.baseline), findings, errors, result.root)
         findings, errors = comparison.new, comparison.new_errors
     changed, hidden = None, 0
     if settings.diff_base is not None:
+        # only --diff-base (it runs git)
         from auditor.gates.changed_lines import changed_lines
 
         changed = changed_lines(settings.diff_base, result.scan_root)
@@ -172,8 +176,6 @@ def _on_changed_lines(result: ScanResult, findings: list[Finding], errors: list[
 
 def _judge(result: ScanResult, settings: Settings, findings: list[Finding], errors: list[FileError], scores: object,
            comparison: object, hook: bool, nothing_to_check: bool, skip: bool) -> object:
-    from auditor.gates.judge import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
-
     if skip:  # --write-baseline records; it does not judge
         return GateOutcome()
     fail_on = settings.fail_on
@@ -185,6 +187,7 @@ def _judge(result: ScanResult, settings: Settings, findings: list[Finding], erro
 
 
 def _add_noqa(result: ScanResult) -> int:
+    # only --add-noqa
     from auditor.gates.add_noqa import add_noqa
 
     files = {f.display: (f.path, f.kind) for f in result.files}

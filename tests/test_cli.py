@@ -272,11 +272,11 @@ def test_closed_pipe_is_not_an_error(repo):
 
 
 def test_internal_error_is_one_line(cli, repo, monkeypatch):
-    import auditor.pipeline.scan as engine
+    import auditor.run
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(engine, "scan", boom)
+    monkeypatch.setattr(auditor.run, "scan", boom)
     code, _, err = cli(str(repo))
     assert code == 2 and err.count("\n") == 1 and "internal error" in err and "simulated bug" in err

@@ -331,12 +331,12 @@ def test_a_dockerfile_named_for_a_target_serves_it_whatever_its_base(scan_source
 
 
 def test_a_notebook_mentioning_cuda_only_in_markdown_and_outputs_is_not_parsed(scan_source, monkeypatch):
-    import auditor.python.scan
+    import auditor.pipeline.kind_checks
 
     def refuse(*args, **kwargs):
         raise AssertionError("parsed")
 
-    monkeypatch.setattr(auditor.python.scan, "scan_python", refuse)
+    monkeypatch.setattr(auditor.pipeline.kind_checks, "scan_python", refuse)
     data = json.loads(notebook_example(("markdown", "Uses torch.cuda.synchronize()"), ("code", "print(1)\n")))
     data["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["cuda:0 torch.cuda\n"]}]
     result = scan_source({"nb.ipynb": json.dumps(data), "code.ipynb": notebook_example(("code", "x.cuda()\n"))},

@@ -16,8 +16,10 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from auditor.catalogue import load_catalogue
 from auditor.discover.files import SourceFile
 from auditor.model import FileResult, Finding
+from auditor.read.text import SourceError, decode_text, read_regular_file
 
 if TYPE_CHECKING:
     from auditor.cache.results import Cache
@@ -62,9 +64,8 @@ def served_targets(files: list[SourceFile], cache: Cache | None = None) -> set[s
 
 
 def _targets(source: SourceFile, size: int) -> set[str]:
+    # only a scan with an NVIDIA base-image finding reads the other Dockerfiles
     from auditor.analysis.images import alternative_targets, named_targets, nvidia_image
-    from auditor.catalogue import load_catalogue
-    from auditor.read.text import SourceError, decode_text, read_regular_file
     from auditor.readers.dockerfile import final_image
 
     if size > _MAX_BYTES:

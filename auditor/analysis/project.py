@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from auditor.catalogue import Catalogue, load_table
+from auditor.read.text import SourceError, read_regular_file
 
 TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 _SPLIT = re.compile(r"[_\-.]+")
@@ -292,8 +293,6 @@ class ProjectInfo:
     def _read(self, path: str, limit: int = 2_000_000) -> str:
         """The text of a project file, or "" when it is not a regular file of at most `limit` bytes:
         a link, a FIFO or a device named pyproject.toml is not followed, read or waited on."""
-        from auditor.read.text import SourceError, read_regular_file
-
         try:
             info = os.lstat(path)
             self._read_stamps[path] = (info.st_size, info.st_mtime_ns)

@@ -11,6 +11,7 @@ import os
 import sys
 
 from auditor import __version__
+from auditor.catalogue import catalogue_fingerprint
 
 FORMAT = 5  # 5: a fix keeps the reason it is only shown
 
@@ -57,8 +58,6 @@ def settings_key(select: list[str] | None, ignore: list[str] | None, max_bytes: 
     """What the results depend on besides the files: a change to any of it starts a new cache.
     `extra` is the rest of what the results depend on: the project's catalogue additions
     (Settings.cache_extra) and its torch floor, which decides the fixes findings carry."""
-    from auditor.catalogue import catalogue_fingerprint
-
     material = json.dumps({
         "format": FORMAT, "version": __version__, "python": sys.version_info[:2],
         "select": select, "ignore": ignore, "max_bytes": max_bytes, "settings": extra,

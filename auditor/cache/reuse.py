@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from auditor.analysis.project import ProjectInfo
 from auditor.discover.files import Discovery, SourceFile, tree_unchanged
 from auditor.discover.walk import discover
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import ProjectInfo
     from auditor.cache.results import Cache
     from auditor.config.settings import Settings
 
@@ -45,8 +45,6 @@ def project_info(paths: list[str], root: str, found: Discovery, cache: Cache | N
     """What the project says about each file (auditor.analysis.project). With the cached file list
     (whose folder stamps vouch for every listing) and unchanged project files, the per-folder
     cache keys of the last run are reused instead of recomputed."""
-    from auditor.analysis.project import ProjectInfo
-
     walked = all(os.path.isdir(p) for p in paths)  # a directory walk lists every folder it reports
     project = ProjectInfo(root, [f.path for f in found.files] if walked else None)
     tree = cache.meta.get("tree") if cache is not None else None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from auditor.checks.base import Rule
-from auditor.context import FileContext
+from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS, Category
 from auditor.readers import Located, Requirement
 from auditor.readers.dependencies import read_dependencies
@@ -27,8 +27,6 @@ _VERSION = re.compile(r"(?:>=|==|~=|===|>|\^|~)\s*v?(\d+(?:\.\d+)*)")
 def report(ctx: FileContext, rule: Rule, item: Located, **fields: Any) -> None:
     """Report `item` in the file it was written in (an included requirements file keeps its own path).
     An item in an extra or dependency group is optional: the base install does without it."""
-    from auditor.context import PythonContext
-
     group = getattr(item, "group", None)
     if group:  # whatever its name (dev, test, gpu): the base install does without it
         kind = "dependency group" if getattr(item, "origin", "") in ("dependency-groups", "tool.poetry.group") \

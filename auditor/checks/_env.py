@@ -21,6 +21,7 @@ from auditor.checks.base import Rule, shared_visit
 from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS
 from auditor.python.syntax import callee_name, is_message_call, name_of_target, positional, string_value
+from auditor.readers.document import read_document
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -106,8 +107,6 @@ class EnvVarRule(Rule):
     file_kinds = frozenset({"python"}) | ENV_FILE_KINDS
 
     def check_file(self, ctx: FileContext) -> None:
-        from auditor.readers.document import read_document
-
         index = env_index(ctx.catalogue, files=True)
         for setting in read_document(ctx).env:
             # A plain shell assignment (`CUDA_MAJOR=12`) may be a mere variable: exact names only.

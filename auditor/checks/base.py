@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from auditor.catalogue import ApiEntry, load_catalogue
+from auditor.fix.swaps import swap_fix, swaps_of_rule
 from auditor.model import TARGETS, Category, Effect, Severity
 
 if TYPE_CHECKING:
@@ -166,13 +167,9 @@ class ApiRule(Rule):
 
     def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
         """The catalogue's swap for the reference (rules/fixes.toml), when its row fits this use."""
-        from auditor.fix.swaps import swap_fix
-
         return swap_fix(report, rewriter)
 
     def fix_specs(self, catalogue: Catalogue) -> list[FixSpec]:
-        from auditor.fix.swaps import swaps_of_rule
-
         swaps = [FixSpec(s.fix_id, s.applicability, f"`{s.api[0]}` -> `{s.to}`", s.since, s.gated)
                  for s in swaps_of_rule(catalogue, self.name)]
         return [*self.FIXES, *swaps]

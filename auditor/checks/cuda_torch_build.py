@@ -13,6 +13,7 @@ from auditor.checks._dependency import (
 )
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
+from auditor.fix.layout import per_target_layout
 from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Edit, Fix, Severity
 from auditor.readers import Requirement
@@ -114,8 +115,6 @@ class CudaTorchBuild(DependencyRule):
 
 
 def _layout_message(ctx: FileContext, package: str, evidence: str) -> str:
-    from auditor.fix.layout import per_target_layout
-
     return (f"Drop `{evidence}` from the `{package}` pin and choose the build per target: "
             + per_target_layout(ctx.catalogue, label=evidence))
 

@@ -17,13 +17,13 @@ from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+import auditor.checks as builtin_checks
 from auditor.catalogue import Catalogue, build_catalogue, load_catalogue
 from auditor.checks.base import ApiRule, Rule
+from auditor.read.prefilter import Prefilter
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
-
-    from auditor.read.prefilter import Prefilter
 
 ENTRY_POINT_GROUP = "lockin_auditor.rules"
 _ABSTRACT = {Rule, ApiRule}
@@ -42,10 +42,8 @@ def _rules_in(module: ModuleType) -> list[type[Rule]]:
 
 
 def _builtin_rule_classes() -> list[type[Rule]]:
-    import auditor.checks as package
-
     found: list[type[Rule]] = []
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    for info in pkgutil.walk_packages(builtin_checks.__path__, builtin_checks.__name__ + "."):
         if info.name.endswith(".base"):
             continue
         found.extend(_rules_in(importlib.import_module(info.name)))
@@ -186,8 +184,6 @@ def api_token(qualified: str) -> str:
 
 def build_prefilter(rules: list[Rule], catalogue: Catalogue) -> Prefilter:
     """The prefilter for these rules: their tokens, plus each catalogue row they own."""
-    from auditor.read.prefilter import Prefilter
-
     names = {r.name for r in rules}
     rows = [entry for entry in [*catalogue.apis.values(), *catalogue.api_prefixes.values()] if entry.rule in names]
     # A name start (torch._C._cuda_*) is spelled in part: an identifier starting with it ("_cuda_getdevice",

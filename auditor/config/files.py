@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from auditor.config.errors import ConfigError
+from auditor.discover.gitignore import repository_root
 
 TABLE = "lockin-auditor"
 CONFIG_NAMES = ("lockin-auditor.toml", ".lockin-auditor.toml", "pyproject.toml")
@@ -67,8 +68,6 @@ def _parse(data: bytes, path: str) -> dict:
 
 def repository_folder(directory: str) -> str:
     """The repository `directory` is in (discover's definition, as git's), or `directory` itself."""
-    from auditor.discover.gitignore import repository_root  # only when a link or a baseline needs it
-
     return repository_root(directory) or directory
 
 

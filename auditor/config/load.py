@@ -19,6 +19,7 @@ from auditor.config.errors import ConfigError, nearest
 from auditor.config.files import TABLE, find_config, read_config, repository_folder
 from auditor.config.settings import GATE_TARGETS, ModuleEntry, PackageEntry, Settings
 from auditor.model import SEVERITIES
+from auditor.report import REPORTERS
 
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
 
@@ -131,8 +132,6 @@ def settings_from_table(table: dict, path: str, explicit: bool = False) -> dict[
     put("show_suppressed", reader.boolean("show-suppressed"), "show-suppressed")
     output_format = reader.text("output-format")
     if output_format is not None:
-        from auditor.report import REPORTERS
-
         if output_format not in REPORTERS:
             raise reader.fail("output-format", f"names unknown format {output_format!r}"
                                                f"{nearest(output_format, list(REPORTERS))}; choose from {', '.join(REPORTERS)}")

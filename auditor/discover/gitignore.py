@@ -8,6 +8,7 @@ import os
 import re
 
 from auditor.discover.files import stamp
+from auditor.read.text import SourceError, read_regular_file
 
 IGNORE_FILE_BYTES = 1024 * 1024  # a .gitignore larger than this is not read
 _ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without a slash
@@ -70,8 +71,6 @@ class GitIgnore:
     def load(self, directory: str, filename: str = ".gitignore") -> bool:
         if self.stamps is not None:
             stamp(self.stamps, os.path.join(directory, filename))
-        from auditor.read.text import SourceError, read_regular_file
-
         try:  # as git: never through a link, never a FIFO; a capped size
             data = read_regular_file(os.path.join(directory, filename), IGNORE_FILE_BYTES)
             layer = _Layer(os.path.join(directory, ""), data.decode("utf-8", "replace").splitlines())

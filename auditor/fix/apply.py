@@ -28,14 +28,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from auditor.fix.applicability import fixable
+from auditor.fix.edits import apply_edits, select
+from auditor.fix.imports import name_uses, remove_unused
 from auditor.model import FileError, Finding
+from auditor.pipeline.runtime import Runtime, catalogue_for
+from auditor.python import scan as python_scan
+from auditor.python.scan import parse_module, unvalidated_parsing
+from auditor.read.text import SourceError, decode_python, decode_text
+from auditor.readers.notebook import NotebookError, read_notebook
 from auditor.sandbox.deep import run_deep
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from auditor.discover.files import SourceFile
-    from auditor.pipeline.runtime import Runtime
     from auditor.report.model import ScanResult
 
 MAX_ROUNDS = 6
@@ -101,13 +107,9 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
     if not wanted:
         return run
     if runtime is None:
-        from auditor.pipeline.runtime import Runtime, catalogue_for
-
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
                           root=result.scan_root or result.root)
     sources = {source.display: source for source in result.files}
-    from auditor.python.scan import unvalidated_parsing
-
     with unvalidated_parsing():  # the checks parse as the scan does; validation happens in _validate
         for path in wanted:
             source = sources.get(path)
@@ -136,8 +138,6 @@ def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, writ
     except OSError as exc:
         outcome.error = FileError(source.display, "fix", f"not fixed: cannot read ({exc.strerror or exc})")
         return outcome
-    from auditor.read.text import SourceError, decode_python, decode_text
-
     try:
         python = source.kind in PYTHON_KINDS
         text = decode_python(data) if python else decode_text(data)
@@ -169,8 +169,6 @@ def _rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool
     judged on the file as the safe fixes leave it."""
     import libcst as cst
 
-    from auditor.python.scan import parse_module
-
     if source.kind in NOTEBOOK_KINDS:
         _notebook_rounds(runtime, source, outcome, unsafe)
         return
@@ -194,9 +192,6 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     leaves, or None when the file cannot go on (a reverted round). Each round parses its result
     once (twice when it drops imports) and the next round checks that tree, not the text again."""
     import libcst as cst
-
-    from auditor.fix.edits import apply_edits, select
-    from auditor.fix.imports import name_uses, remove_unused
 
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
@@ -236,8 +231,6 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
 
 def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
     """Rounds for a file that is not Python; a pyproject.toml must still be TOML afterwards."""
-    from auditor.fix.edits import apply_edits, select
-
     text = outcome.fixed
     was_toml = source.kind == "pyproject" and _toml_problem(text) is None
     for _ in range(MAX_ROUNDS):
@@ -265,8 +258,6 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
     import json
 
     import libcst as cst
-
-    from auditor.readers.notebook import NotebookError, read_notebook
 
     text = outcome.fixed
     layout = _json_layout(text)
@@ -321,14 +312,10 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
 
 
 def _select_in(findings: list[Finding], code: str) -> tuple[list[int], list]:
-    from auditor.fix.edits import select
-
     return select([f.fix for f in findings], code)  # type: ignore[misc]
 
 
 def _apply_in(code: str, edits: list) -> str:
-    from auditor.fix.edits import apply_edits
-
     return apply_edits(code, edits)
 
 
@@ -363,8 +350,6 @@ class _validated:
 
     def __enter__(self) -> None:
         import libcst as cst
-
-        from auditor.python import scan as python_scan
 
         self.saved = cst.CSTNode.__dict__.get("__post_init__")
         original = python_scan.VALIDATING_POST_INIT

@@ -27,6 +27,11 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from auditor.cache.folder import read_in_folder, write_in_folder
+from auditor.catalogue import load_catalogue
+from auditor.discover.files import name_kind
+from auditor.discover.kinds import BY_NAME
+
 ASSUMED_FLOOR = "2.0"  # what an unknown floor is taken to be (the oldest release the catalogue checked)
 MAX_FLOOR_FILE_BYTES = 1024 * 1024
 _VERSION_ARG = re.compile(r"\d+(\.\d+){0,2}")
@@ -230,10 +235,9 @@ def _through_reader(kind: str) -> FloorReader:
     def read(text: str) -> Iterable[str]:
         from importlib import import_module
 
-        from auditor.catalogue import load_catalogue
+        # FileContext brings libcst: only when the floor is not memoised and a conda or Docker file must be read (this
+        # module is on every run's path)
         from auditor.context import FileContext
-        from auditor.discover.kinds import BY_NAME
-
         where, _, function = (BY_NAME[kind].reader or "").partition(":")
         ctx = FileContext(kind, text, load_catalogue(), kind)
         document = getattr(import_module(where), function)(ctx)
@@ -250,8 +254,6 @@ for _kind in ("conda", "dockerfile"):
 def floor_sources(project: str) -> list[tuple[str, str, int, int]]:
     """(path, kind, size, mtime_ns) of the dependency files at the top of the project and in its
     requirements/ folder; symlinks are not followed."""
-    from auditor.discover.files import name_kind
-
     found: list[tuple[str, str, int, int]] = []
     for folder in (project, os.path.join(project, "requirements")):
         try:
@@ -326,8 +328,6 @@ def resolve_floor(project: str, override: str | None = None, override_source: st
 def _read_memo(path: str) -> dict | None:
     import json
 
-    from auditor.cache.folder import read_in_folder
-
     raw = read_in_folder(os.path.dirname(path), os.path.basename(path))
     try:
         data = json.loads(raw) if raw is not None else None
@@ -345,7 +345,5 @@ def _write_memo(path: str, data: dict) -> None:
     """In the cache folder, as the cache writes (auditor.cache.folder: never through a link, only in a
     folder of ours); a failure only costs the next run time."""
     import json
-
-    from auditor.cache.folder import write_in_folder
 
     write_in_folder(os.path.dirname(path), os.path.basename(path), json.dumps(data).encode())

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from auditor.model import Edit, Fix
+from auditor.python.names import dotted_name, dotted_parts
+from auditor.python.positions import LineIndex
 from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
 
 if TYPE_CHECKING:
@@ -312,8 +314,6 @@ def _module_level_imports(body) -> list[cst.BaseSmallStatement]:
 
 def _through_head(ref: Reference, qualified: str) -> str | None:
     """`th.accelerator.x` for `qualified` torch.accelerator.x at a reference written `th.cuda.y`."""
-    from auditor.python.names import dotted_parts
-
     node = ref.call.func if ref.call is not None else ref.node
     parts = dotted_parts(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
     names = ref.qualified.split(".")
@@ -326,8 +326,6 @@ def _through_head(ref: Reference, qualified: str) -> str | None:
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
-    from auditor.python.names import dotted_name
-
     return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
 
@@ -352,8 +350,6 @@ class Placer:
     """Turns plans into `Fix`es once the spans of their nodes are known."""
 
     def __init__(self, text: str, spans: dict[int, tuple[int, int]]) -> None:
-        from auditor.python.positions import LineIndex
-
         self.text = text
         self.spans = spans
         self.index = LineIndex(text)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from auditor.gates.suppress import comment_prefix
 from auditor.model import Finding
 from auditor.read.text import replace_atomically
+from auditor.readers.yaml_nodes import YamlError, parse
 
 _NOQA = re.compile(r"(?P<head>#\s*noqa:\s*)(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)", re.I)
 _IGNORE = re.compile(r"(?P<head>(?:#|//)\s*lockin:\s*ignore)(?P<list>\[[^\]\n]*\])?", re.I)
@@ -161,8 +162,6 @@ def _same_meaning(old: str, new: str, kind: str) -> bool:
 def _same_yaml(old: str, new: str) -> bool:
     """Same values and shapes (a `#` inside a block scalar would become text); read with the
     non-constructing, alias-sharing reader audit scans with."""
-    from auditor.readers.yaml_nodes import YamlError, parse
-
     def shape(text: str) -> list:
         return [[(path, node.shape, node.value) for path, node, _ in tree.walk()] for tree in parse(text)]
 

@@ -28,6 +28,8 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from auditor.discover.kinds import BY_NAME
+from auditor.discover.kinds import comment_prefix as declared
 from auditor.model import Finding
 from auditor.read.text import line_starts, split_lines
 
@@ -38,8 +40,6 @@ OUR_PREFIX = "LK"  # a code in a noqa list with this prefix is ours even when no
 def comment_prefix(kind: str) -> str | None:
     """How a line comment starts in files of this kind (the registry, auditor.discover.kinds); None: the
     format has no comments (JSON), so nothing there can be suppressed inline."""
-    from auditor.discover.kinds import comment_prefix as declared
-
     return declared(kind)
 
 
@@ -290,8 +290,6 @@ def _remove_item(line: str, column: int, end_column: int) -> tuple[int, int, str
 
 def without_suppressed(findings: list[Finding], text: str, kind: str = "python") -> list[Finding]:
     """The findings no directive silences (kept for callers that only want those)."""
-    from auditor.discover.kinds import BY_NAME
-
     declared = BY_NAME.get(kind)
     prefix = declared.comment if declared is not None else DEFAULT_PREFIX
     if prefix is None:

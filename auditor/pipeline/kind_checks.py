@@ -9,13 +9,15 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from auditor.context import FileContext
 from auditor.model import FileError, FileResult, Finding
+from auditor.python.scan import scan_python
+from auditor.readers.document import STATE
 from auditor.readers.notebook import Notebook, NotebookError, magics_document, read_notebook
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from auditor.context import FileContext
     from auditor.discover.files import SourceFile
     from auditor.pipeline.runtime import Runtime
 
@@ -23,8 +25,6 @@ if TYPE_CHECKING:
 def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:
     """A Python file: one parse, one walk; file-level rules of its kind (setup.py) share the tree.
     `module`: the text's tree when the caller has it (the fixer)."""
-    from auditor.python.scan import scan_python
-
     after_walk = None
     if runtime.by_kind.get(source.kind):
         def after_walk(ctx: FileContext) -> None:
@@ -36,8 +36,6 @@ def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Mo
 
 def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
     """Any other kind: its rules read the Document its reader builds (auditor.readers.document)."""
-    from auditor.context import FileContext
-
     ctx = FileContext(source.display, text, runtime.catalogue, source.kind, runtime.project.facts(source.path,
                                                                                                   source.display))
     ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
@@ -50,9 +48,6 @@ def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResul
 def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
     """The engine's entry point for notebooks (auditor.discover.kinds): findings of the code cells and of the
     shell and magic lines, suppressions applied on the cells' text, then placed in their cells."""
-    from auditor.context import FileContext
-    from auditor.readers.document import STATE
-
     try:
         notebook = read_notebook(text)
     except NotebookError as exc:
@@ -83,8 +78,6 @@ def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, r
                      shell: tuple[Finding, ...] = ()) -> list[Finding]:
     """One parse of all code cells (names flow from cell to cell); when that fails, each cell on
     its own, and only the cells that do not parse are errors."""
-    from auditor.python.scan import scan_python
-
     facts = runtime.project.facts(source.path, source.display)  # a notebook under tests/ is test-only code
     whole = scan_python(source.display, notebook.code, runtime.walker, runtime.catalogue, floor=runtime.floor,
                         hidden=runtime.hidden_codes, gate_extra=shell, facts=facts)

@@ -13,8 +13,12 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from auditor.analysis.project import ProjectInfo
 from auditor.discover.files import SourceFile
-from auditor.model import FileResult
+from auditor.fix.floor import TorchFloor
+from auditor.model import FileError, FileResult
+from auditor.sandbox.isolate import IsolationFailure, deadline_for, limit_memory, run_isolated
+from auditor.sandbox.lifetime import die_with_parent
 
 if TYPE_CHECKING:  # the pool's modules load only when a pool runs (~40 ms a serial run saves)
     import multiprocessing.context
@@ -97,9 +101,6 @@ def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings
                  floor: tuple[str | None, str] = (None, ""), root: str | None = None, slots: Any = None,
                  run_pid: int | None = None, project_root: str | None = None) -> None:
     global _worker, _slots, _slot
-    from auditor.sandbox.isolate import limit_memory
-    from auditor.sandbox.lifetime import die_with_parent
-
     die_with_parent(run_pid=run_pid)
     limit_memory(WORKER_MEMORY_BYTES)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
@@ -108,9 +109,9 @@ def _init_worker(codes: tuple[str, ...], max_bytes: int, hashing: bool, settings
     if (runtime is None or tuple(r.code for r in runtime.rules) != codes or runtime.max_bytes != max_bytes
             or runtime.settings != settings or (runtime.floor.version, runtime.floor.source) != floor
             or runtime.root != root or runtime.project.root != project_root):
-        from auditor.analysis.project import ProjectInfo
+        # libcst and the rules: only a worker that did not inherit the parent's Runtime builds one (runs whose changed
+        # files the cached prefilter decides import this module too)
         from auditor.checks.registry import rule_by_code
-        from auditor.fix.floor import TorchFloor
         from auditor.pipeline.runtime import Runtime, catalogue_for
 
         rules = [rule for rule in (rule_by_code(code) for code in codes) if rule is not None]
@@ -131,6 +132,7 @@ def _claim(slots: Any) -> int | None:
 
 
 def _check_chunk(chunk: list[Task]) -> list[Outcome]:
+    # libcst: only a worker, which checks files
     from auditor.python.scan import unvalidated_parsing
 
     assert _worker is not None
@@ -267,9 +269,6 @@ def _abandon(pool: Any) -> None:
 
 
 def _check_isolated(runtime: Runtime, task: Task, hashing: bool) -> Outcome:
-    from auditor.model import FileError, FileResult
-    from auditor.sandbox.isolate import IsolationFailure, deadline_for, run_isolated
-
     index, source, size, expected = task
     try:
         return (index, *run_isolated(runtime.check_with_digest, source, hashing, expected,

@@ -15,9 +15,11 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from auditor.analysis.alternatives import with_alternatives
+from auditor.analysis.crossfile import link_kernel_sources
 from auditor.config.errors import nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
-from auditor.model import Finding
+from auditor.model import Edit, Finding, Fix
 
 if TYPE_CHECKING:
     from auditor.config.settings import Settings
@@ -32,6 +34,7 @@ UNUSED_SUPPRESSION = "LK001"  # the rule that reports suppressions silencing not
 def apply_suppressions(runtime: Runtime, source: SourceFile, text: str, result: FileResult) -> None:
     """Apply the file's suppression comments, in its kind's comment syntax (auditor.discover.kinds); report
     those that silence nothing (LK001)."""
+    # the suppression syntax, for a file being checked: a run served from the cache never loads it
     from auditor.gates import suppress
 
     kind = KINDS_BY_NAME[source.kind]
@@ -44,9 +47,8 @@ def apply_suppressions(runtime: Runtime, source: SourceFile, text: str, result: 
     result.findings, result.suppressed = applied.kept, applied.suppressed
     if runtime.unused_rule is None:
         return
+    # FileContext brings libcst: only a run that checks files reports LK001 (this module is on every run's path)
     from auditor.context import FileContext
-    from auditor.model import Edit, Fix
-
     ctx = FileContext(source.display, text, runtime.catalogue, source.kind, runtime.project.facts(source.path, source.display))
     # An item naming LK001 itself is not judged: it is used exactly when it silences what this pass reports.
     judged = runtime.selected_codes - {UNUSED_SUPPRESSION}
@@ -67,6 +69,7 @@ def apply_suppressions(runtime: Runtime, source: SourceFile, text: str, result: 
 
 def _known_code(runtime: Runtime, item: str) -> str | None:
     if runtime.known_codes is None:
+        # the rules: only a run that reports unused suppressions
         from auditor.checks.registry import all_rules
 
         runtime.known_codes = {}
@@ -77,6 +80,7 @@ def _known_code(runtime: Runtime, item: str) -> str | None:
 
 
 def _suggest(item: str) -> str:
+    # the rules: only a run that reports unused suppressions
     from auditor.checks.registry import all_rules
 
     return nearest(item, [r.code for r in all_rules()] + [r.name for r in all_rules()])
@@ -89,12 +93,8 @@ def collect(outcome: ScanResult, results: list[FileResult], served: set[str] | N
         outcome.errors.extend(result.errors)
         outcome.suppressed.extend(result.suppressed)
     # A file included by two requirement files reports its findings once.
-    from auditor.analysis.crossfile import link_kernel_sources
-
     outcome.findings = sorted(link_kernel_sources(list(set(outcome.findings))), key=Finding.sort_key)
     if outcome.findings:
-        from auditor.analysis.alternatives import with_alternatives
-
         outcome.findings = with_alternatives(outcome.findings, served)
     outcome.errors.sort()
     apply_settings(outcome, settings)
@@ -104,6 +104,7 @@ def apply_settings(outcome: ScanResult, settings: Settings) -> None:
     """What the settings do to findings after the cache: per-file-ignores and severity overrides
     (cheap, and changing them must not invalidate the cached results)."""
     if settings.per_file_ignores:
+        # only with per-file-ignores
         from auditor.gates.suppress import per_file_ignored
 
         kept = []

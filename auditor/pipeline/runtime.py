@@ -12,10 +12,17 @@ import os
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from auditor.analysis.project import ProjectInfo
+from auditor.cache.keys import digest
+from auditor.catalogue import extended
+from auditor.checks.registry import build_prefilter, full_catalogue
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
+from auditor.fix.floor import TorchFloor
+from auditor.fix.policy import gate_rules
 from auditor.model import FileError, FileResult
 from auditor.pipeline import postprocess
 from auditor.pipeline.kind_checks import check_python
+from auditor.python.walker import Walker
 from auditor.read.source import may_hold_directive, may_hold_findings, needs_check, read_bytes, unchecked_result
 from auditor.read.text import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
 
@@ -24,24 +31,18 @@ if TYPE_CHECKING:
 
     import libcst as cst
 
-    from auditor.analysis.project import ProjectInfo
     from auditor.catalogue import Catalogue
     from auditor.checks.base import Rule
     from auditor.config.settings import Settings
     from auditor.context import FileContext
     from auditor.discover.files import SourceFile
-    from auditor.fix.floor import TorchFloor
 
 
 def catalogue_for(settings: Settings | None) -> Catalogue:
     """The catalogue plus what the project's configuration adds (in-house packages and modules)."""
-    from auditor.checks.registry import full_catalogue
-
     base = full_catalogue()
     if settings is None or not (settings.packages or settings.modules or settings.portable_modules):
         return base
-    from auditor.catalogue import extended
-
     return extended(base, settings.packages, settings.modules, settings.portable_modules)
 
 
@@ -52,12 +53,6 @@ class Runtime:
     def __init__(self, rules: list[Rule], catalogue: Catalogue, max_bytes: int = DEFAULT_MAX_BYTES,
                  settings: Settings | None = None, floor: TorchFloor | None = None,
                  project: ProjectInfo | None = None, root: str | None = None) -> None:
-        from auditor.analysis.project import ProjectInfo
-        from auditor.checks.registry import build_prefilter
-        from auditor.fix.floor import TorchFloor
-        from auditor.fix.policy import gate_rules
-        from auditor.python.walker import Walker
-
         self.rules = rules
         self.catalogue = catalogue
         self.max_bytes = max_bytes
@@ -101,8 +96,6 @@ class Runtime:
         if error is not None:
             return FileResult(source.display, errors=[error]), None
         if hashing:
-            from auditor.cache.keys import digest
-
             content = digest(data)
             if content == expected:
                 return None, content

@@ -8,10 +8,16 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING
 
+from auditor.analysis.alternatives import served_for
+from auditor.analysis.project import ProjectInfo
 from auditor.cache import reuse
+from auditor.cache.folder import cache_location
+from auditor.cache.keys import digest
+from auditor.cache.results import open_cache
 from auditor.config.errors import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.discover.files import SourceFile
+from auditor.fix.floor import resolve_floor
 from auditor.model import FileResult
 from auditor.pipeline import postprocess
 from auditor.read.source import needs_check, read_bytes, unchecked_result
@@ -20,7 +26,6 @@ from auditor.report.model import ScanResult
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
     from collections.abc import Callable
 
-    from auditor.analysis.project import ProjectInfo
     from auditor.cache.results import Cache
     from auditor.fix.floor import TorchFloor
     from auditor.pipeline.parallel import Task
@@ -54,8 +59,6 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     floor = _floor(scan_root, settings)
     cache = None
     if settings.cache:
-        from auditor.cache.results import open_cache
-
         cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
                            settings.max_bytes, display_base=base, extra=_cache_extra(settings, floor))
     validate_rules(settings, cache)
@@ -104,6 +107,7 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
     saved = cache.meta.get("known") if cache is not None else None
     if isinstance(saved, list) and len(saved) == 2:
         return set(saved[0]), set(saved[1])
+    # the rules: only when the cache does not know their names yet
     from auditor.checks.registry import all_rules
 
     codes = sorted(rule.code for rule in all_rules())
@@ -117,9 +121,6 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
 def _floor(scan_root: str, settings: Settings) -> TorchFloor:
     """The project's torch floor, read before any file is checked: it is part of the cache key.
     --torch-version or the configuration's `torch-version` override the dependency files."""
-    from auditor.cache.folder import cache_location
-    from auditor.fix.floor import resolve_floor
-
     project, directory = cache_location(scan_root, settings.cache_dir)
     return resolve_floor(project, settings.torch_version, settings.origin("torch-version"),
                          memo_dir=directory if settings.cache else None)
@@ -137,8 +138,6 @@ class _Scan:
 
     def __init__(self, files: list[SourceFile], options: Settings, cache: Cache | None, outcome: ScanResult,
                  whole_project: bool = False, project: ProjectInfo | None = None) -> None:
-        from auditor.analysis.project import ProjectInfo
-
         self.files = files
         self.whole_project = whole_project
         self.project = project if project is not None else ProjectInfo(outcome.root)
@@ -158,8 +157,6 @@ class _Scan:
             self._check(misses)
         elif self.cache is not None:
             self.outcome.warnings.extend(self.cache.meta.get("warnings", []))
-        from auditor.analysis.alternatives import served_for
-
         self.served = served_for(self.results, self.files, self.cache)  # before the save: it may update meta
         if self.cache is not None:
             self.cache.save(keep=self._kept_entries())
@@ -185,6 +182,7 @@ class _Scan:
         return misses
 
     def _check(self, misses: list[int]) -> None:
+        # only a run with files to check: a warm run imports neither
         from auditor.pipeline.parallel import check_in_pool, prefilter_in_pool, resolve_jobs, run_serially
         from auditor.pipeline.progress import Progress
 
@@ -211,6 +209,7 @@ class _Scan:
         progress = Progress(self.options.progress, sum(t[2] for t in tasks), len(tasks))
         try:
             if run_serially(jobs, tasks):
+                # libcst: this branch checks files in this process
                 from auditor.python.scan import unvalidated_parsing
 
                 progress.start()
@@ -237,6 +236,7 @@ class _Scan:
             progress.advance(size)
 
     def _runtime(self) -> Runtime:
+        # the rules and libcst: only a run that checks files builds a Runtime
         from auditor.checks.registry import registry_warnings
         from auditor.pipeline.runtime import Runtime, catalogue_for
 
@@ -253,6 +253,7 @@ class _Scan:
         data = self.cache.meta.get("prefilter") if self.cache is not None else None
         if data is None:
             return None
+        # only a run with changed files
         from auditor.read.prefilter import Prefilter
 
         try:
@@ -322,8 +323,6 @@ class _Scan:
     def _digest(self, data: bytes) -> str | None:
         if self.cache is None:
             return None
-        from auditor.cache.keys import digest
-
         return digest(data)
 
     def _record(self, index: int, result: FileResult, content: str | None) -> None:

@@ -8,18 +8,23 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from auditor.analysis.placement import Placer
 from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
+from auditor.checks.registry import rule_by_code
 from auditor.context import PythonContext
+from auditor.fix.build import plan_fixes
+from auditor.fix.floor import TorchFloor
+from auditor.fix.policy import finalize
 from auditor.model import FileError, FileResult, Finding
 from auditor.python.positions import place_nodes
 from auditor.python.walker import Walker
 from auditor.read.text import SourceError
 from auditor.sandbox.deep import run_deep
+from auditor.sandbox.isolate import IsolationFailure, deadline_for, run_isolated
 from auditor.sandbox.parse_guard import guard_python
 
 if TYPE_CHECKING:
-    from auditor.fix.floor import TorchFloor
     from auditor.fix.plan import PlannedFix
 
 # Node types whose validation finds syntax errors the grammar lets through ("a" b"b"): still checked.
@@ -91,8 +96,6 @@ def scan_python(path: str, text: str, walker: Walker, catalogue: Catalogue,
         return FileResult(path, errors=[FileError(path, exc.kind, exc.message)])
     if not isolate:
         return run_deep(_scan, *args)
-    from auditor.sandbox.isolate import IsolationFailure, deadline_for, run_isolated
-
     try:
         return run_isolated(_scan, *args, timeout=deadline_for(len(text)))
     except IsolationFailure as exc:
@@ -131,13 +134,9 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
                    hidden: frozenset[str] = frozenset(), gate_extra: tuple[Finding, ...] = ()) -> list[Finding]:
     """Turn pending node reports into findings in their context (auditor.analysis) and with their
     fixes, drop duplicates and superseded ones, sort."""
-    from auditor.analysis.placement import Placer
-
     findings = list(ctx.findings)
     planned: dict[int, PlannedFix] = {}
     if ctx.pending:
-        from auditor.fix.build import plan_fixes
-
         plans = plan_fixes(ctx, hidden)
         ends = [fields["__end_node"] for _, _, fields in ctx.pending if "__end_node" in fields]
         placed = place_nodes(ctx.module, ctx.text, [*(node for _, node, _ in ctx.pending), *ends, *plans.anchors])
@@ -162,9 +161,6 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
             findings.append(finding)
     kept = drop_redundant(findings, ctx)
     if planned:
-        from auditor.fix.floor import TorchFloor
-        from auditor.fix.policy import finalize
-
         kept = finalize([*kept, *gate_extra], planned, floor or TorchFloor(), ctx.catalogue, ctx.text)[:len(kept)]
     if hidden:
         kept = [f for f in kept if f.rule not in hidden]
@@ -201,8 +197,6 @@ def optional_uses(located: list, ancestors: dict[int, tuple]) -> None:
 
 
 def drop_redundant(findings: list[Finding], ctx: PythonContext | None = None) -> list[Finding]:
-    from auditor.checks.registry import rule_by_code
-
     unique: dict[tuple, Finding] = {}
     for finding in findings:
         unique.setdefault((finding.rule, finding.line, finding.column, finding.end_line, finding.end_column), finding)

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from auditor.context import PythonContext
+from auditor.readers.document import read_document
+from auditor.readers.setup_py import read_setup_py
+
 if TYPE_CHECKING:
     from auditor.context import FileContext
     from auditor.readers import Dependencies
@@ -22,12 +26,6 @@ def read_dependencies(ctx: FileContext) -> Dependencies:
 
 
 def _read(ctx: FileContext) -> Dependencies:
-    from auditor.context import PythonContext
-
     if isinstance(ctx, PythonContext):
-        from auditor.readers.setup_py import read_setup_py
-
         return read_setup_py(ctx)
-    from auditor.readers.document import read_document
-
     return read_document(ctx).dependencies

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from auditor.discover.kinds import BY_NAME
 from auditor.readers import Dependencies, Located
 
 if TYPE_CHECKING:
@@ -112,8 +113,6 @@ def read_document(ctx: FileContext) -> Document:
     """The file's Document, built once per file by its kind's reader."""
     cached = ctx.state.get(STATE)
     if cached is None:
-        from auditor.discover.kinds import BY_NAME
-
         kind = BY_NAME.get(ctx.kind)
         if kind is None or kind.reader is None:
             cached = Document()

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import TYPE_CHECKING
 
 import pip_requirements_parser as pip_req
 
+from auditor.context import FileContext
+from auditor.discover.files import file_kind, shown_name
 from auditor.model import FileError
+from auditor.read.text import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
 from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salvage_requirement
-
-if TYPE_CHECKING:
-    from auditor.context import FileContext
-    from auditor.readers.document import Document
+from auditor.readers.document import Document
 
 # optparse destinations of the options that say where packages come from.
 _INDEX_OPTIONS = {"index_url": "--index-url", "extra_index_urls": "--extra-index-url", "find_links": "--find-links"}
@@ -125,8 +124,6 @@ class _Reader:
     def include(self, ctx: FileContext, number: int, include: str, real: str | None,
                 chain: tuple[str, ...]) -> None:
         """Read `-r other.txt` when discovery would not pick the file up on its own."""
-        from auditor.discover.files import file_kind, shown_name
-
         if "://" in include or real is None:
             return  # remote includes are never fetched; without a location there is nothing to join
         target_real, problem = include_target(self.root, real, include)
@@ -145,15 +142,11 @@ class _Reader:
             return  # already read through another include
         text = self.load(ctx, number, target_real, display)
         if text is not None:
-            from auditor.context import FileContext
-
             sub = FileContext(display, text, ctx.catalogue, "requirements")
             self.read_file(sub, target_real, (*chain, target_real))
             self.root.errors.extend(e for e in sub.errors if e not in self.root.errors)
 
     def load(self, ctx: FileContext, number: int, target: str, display: str) -> str | None:
-        from auditor.read.text import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
-
         if not os.path.lexists(target):
             self.error(ctx, number, f"included file not found: {os.path.basename(target)}", kind="read")
             return None
@@ -207,6 +200,4 @@ def _find(ctx: FileContext, number: int, needle: str) -> tuple[int, int]:
 
 def document(ctx: FileContext) -> Document:
     """The kind's reader (auditor.discover.kinds): the file's dependencies."""
-    from auditor.readers.document import Document
-
     return Document(dependencies=read_requirements(ctx))

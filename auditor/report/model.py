@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from auditor.config.settings import Settings
+from auditor.portability.verdict import verdicts
 
 if TYPE_CHECKING:
     from auditor.checks.base import Rule
@@ -45,6 +46,7 @@ class ScanResult:
     def rules(self) -> list[Rule]:
         """The selected rules, loaded on first use (a warm run does not need them)."""
         if self.selected is None:
+            # the rules load on first use: a run served from the cache never needs them
             from auditor.checks.registry import select_rules
 
             self.selected = select_rules(self.select, self.ignore)
@@ -83,6 +85,4 @@ class Report:
     def verdicts(self) -> dict[str, Verdict]:
         """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
         finding that is not suppressed."""
-        from auditor.portability.verdict import verdicts
-
         return verdicts(self.result.findings)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from auditor.sandbox.deep import STACK_BYTES, run_deep
+from auditor.sandbox.lifetime import die_with_parent
 
 MEMORY_BYTES = 1024 * 1024 * 1024  # on top of what the process already maps
 BASE_SECONDS = 60.0
@@ -105,8 +106,6 @@ def _kill(pid: int) -> None:
 def _child(fd: int, parent: int, memory_bytes: int, function: Callable[..., Any], args: tuple) -> None:
     code = 0
     try:
-        from auditor.sandbox.lifetime import die_with_parent
-
         die_with_parent(parent)
         _quiet()
         limit_memory(memory_bytes)
