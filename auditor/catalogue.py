@@ -1,6 +1,9 @@
 """The rule catalogue: data that changes more often than code (API mappings, packages, env vars,
 per-target effects, score weights). It lives in the top-level `rules/` folder of the source tree
-and ships inside the wheel as `auditor/rules/`."""
+and ships inside the wheel as `auditor/rules/`.
+
+Part of the plugin API (README, Extending: plugins): plugins import `ApiEntry` from
+`auditor.catalogue`; keep it importable from here (tests/test_plugin.py checks it)."""
 
 from __future__ import annotations
 

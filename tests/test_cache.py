@@ -177,6 +177,25 @@ def test_warm_run_does_not_import_libcst(tmp_path):
     assert second[3] == "False"
 
 
+def test_warm_command_line_run_imports_neither_libcst_nor_rich_nor_the_rules(tmp_path):
+    """What `audit PATH --format json` loads when the cache serves every file: the heavy modules
+    stay function-level imports for this (tests/test_imports.py)."""
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": GOOD, "requirements.txt": "flash-attn\n"})
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['audit', 'scan', {str(repo)!r}, '--format', 'json', '--output', {str(tmp_path / 'r.json')!r}]\n"
+        "try:\n    runpy.run_module('auditor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('libcst', 'rich') or m.startswith('auditor.checks')\n"
+        "         or m in ('auditor.context', 'auditor.pipeline.runtime', 'auditor.python.scan')]\n"
+        "print(sorted(heavy))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=repo)
+    assert "libcst" in cold.stdout  # the cold run did check the files
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=repo)
+    assert warm.stdout.strip() == "[]", warm.stdout + warm.stderr
+
+
 def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path):
     """The cache keeps its prefilter: a pre-commit run over edited files without any lock-in token
     decides them without loading the rules (and libcst); one with a token still gets checked."""

@@ -1,6 +1,10 @@
 """How a rule is declared: identity, metadata, message, docs and examples side by side (as in
 Fixit and TorchFix), plus the hooks the scanners call. A new rule is one small module in
-`auditor/checks/` (or a plugin) and the examples it carries are its tests."""
+`auditor/checks/` (or a plugin) and the examples it carries are its tests.
+
+Part of the plugin API (README, Extending: plugins): plugins import `Rule`, `ApiRule`, `Valid` and
+`Invalid` from `auditor.checks.base`; keep them importable from here, with the hooks' signatures
+(tests/test_plugin.py checks it)."""
 
 from __future__ import annotations
 
