@@ -139,7 +139,7 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
 
 
 def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portable: tuple[str, ...] = ()) -> Catalogue:
-    """`base` plus a project's own entries (auditor.config.settings PackageEntry / ModuleEntry): in-house
+    """`base` plus a project's own entries (auditor.config.entries InHousePackage / InHouseModule): in-house
     GPU-only packages come first in the package table, in-house GPU-only modules are namespaces
     of their rule, portable wrapper modules are never reported."""
     key = (id(base), packages, modules, portable)

@@ -221,8 +221,8 @@ def test_runs_side_by_side_keep_each_others_entries(tmp_path):
     """pre-commit runs batches of files in parallel processes: each saves the cache, and the last
     save must not drop the entries the other batch wrote meanwhile."""
     from auditor.cache.results import open_cache
+    from auditor.config.keys import DEFAULT_MAX_BYTES
     from auditor.model import FileResult, Finding
-    from auditor.read.text import DEFAULT_MAX_BYTES
 
     repo = make_repo(tmp_path, {"a.py": BAD, "b.py": BAD, "c.py": BAD})
     run(repo)
@@ -306,8 +306,8 @@ def test_a_run_on_one_file_keeps_the_tree_for_the_next_whole_run(tmp_path, monke
 def test_a_finding_round_trips_with_context_cell_and_fix(tmp_path):
     """Every field of a finding, the fix's edits included, comes back from the cache as stored."""
     from auditor.cache.results import open_cache
+    from auditor.config.keys import DEFAULT_MAX_BYTES
     from auditor.model import Edit, FileResult, Finding, Fix
-    from auditor.read.text import DEFAULT_MAX_BYTES
 
     repo = make_repo(tmp_path, {"a.py": BAD})
     cache = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from auditor.config.keys import valid_version
 from auditor.config.settings import Settings
 from auditor.fix.floor import (
     MEMO_NAME,
@@ -15,7 +16,6 @@ from auditor.fix.floor import (
     read_floor,
     requirement_bound,
     resolve_floor,
-    valid_version_argument,
     version_tuple,
 )
 from auditor.pipeline.scan import scan
@@ -45,8 +45,8 @@ def test_versions_compare_by_release():
     assert version_tuple("2.10") > version_tuple("2.9") and version_tuple("2.4.0a0") == (2, 4, 0)
     assert TorchFloor("2.6.0").allows("2.6") and not TorchFloor("2.5.1").allows("2.6") and TorchFloor("2.5").allows(None)
     assert TorchFloor().allows("2.0") and not TorchFloor().allows("2.3")  # unknown: assumed 2.0
-    assert valid_version_argument("2.4") and valid_version_argument("2") and valid_version_argument("2.4.1")
-    assert not valid_version_argument("2.4.x") and not valid_version_argument("latest")
+    assert valid_version("2.4") and valid_version("2") and valid_version("2.4.1")
+    assert not valid_version("2.4.x") and not valid_version("latest")
 
 
 def write(root, files: dict[str, str]) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 from auditor.config.errors import ConfigError
-from auditor.discover.gitignore import repository_root
 
 TABLE = "lockin-auditor"
 CONFIG_NAMES = ("lockin-auditor.toml", ".lockin-auditor.toml", "pyproject.toml")
@@ -68,6 +67,10 @@ def _parse(data: bytes, path: str) -> dict:
 
 def repository_folder(directory: str) -> str:
     """The repository `directory` is in (discover's definition, as git's), or `directory` itself."""
+    # discovery's modules: only a configuration file that is a link, or a baseline, needs the repository
+    # root, and the command line imports this module at start-up (`audit --version` too)
+    from auditor.discover.gitignore import repository_root
+
     return repository_root(directory) or directory
 
 

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 
 from auditor.cache.folder import read_in_folder, write_in_folder
 from auditor.catalogue import load_catalogue
+from auditor.config.keys import valid_version
 from auditor.discover.files import name_kind
 from auditor.discover.kinds import BY_NAME
 
 ASSUMED_FLOOR = "2.0"  # what an unknown floor is taken to be (the oldest release the catalogue checked)
 MAX_FLOOR_FILE_BYTES = 1024 * 1024
-_VERSION_ARG = re.compile(r"\d+(\.\d+){0,2}")
 
 FloorReader = Callable[[str], Iterable[str]]
 FLOOR_READERS: dict[str, FloorReader] = {}
@@ -59,11 +59,6 @@ def version_tuple(version: str) -> tuple[int, ...]:
         if digits.group(0) != piece:
             break
     return tuple(parts)
-
-
-def valid_version_argument(value: str) -> bool:
-    """What --torch-version accepts: 2, 2.4 or 2.4.1."""
-    return _VERSION_ARG.fullmatch(value.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -336,7 +331,7 @@ def _read_memo(path: str) -> dict | None:
     if not isinstance(data, dict) or data.get("format") != _MEMO_FORMAT:
         return None
     version, source = data.get("version"), data.get("source", "")
-    if version is not None and not (isinstance(version, str) and valid_version_argument(version)):
+    if version is not None and not (isinstance(version, str) and valid_version(version)):
         return None  # not what this module writes: read the files again
     return data if isinstance(source, str) else None
 

@@ -16,6 +16,7 @@ from auditor.analysis.project import ProjectInfo
 from auditor.cache.keys import digest
 from auditor.catalogue import extended
 from auditor.checks.registry import build_prefilter, full_catalogue
+from auditor.config.keys import DEFAULT_MAX_BYTES
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.fix.floor import TorchFloor
 from auditor.fix.policy import gate_rules
@@ -24,7 +25,7 @@ from auditor.pipeline import postprocess
 from auditor.pipeline.kind_checks import check_python
 from auditor.python.walker import Walker
 from auditor.read.source import may_hold_directive, may_hold_findings, needs_check, read_bytes, unchecked_result
-from auditor.read.text import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text
+from auditor.read.text import SourceError, decode_python, decode_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -22,7 +22,6 @@ import stat
 import tokenize
 from itertools import accumulate, count
 
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 _LINE_END = re.compile(r"\r\n?|\n")
 
 

@@ -15,10 +15,11 @@ import posixpath
 
 import pip_requirements_parser as pip_req
 
+from auditor.config.keys import DEFAULT_MAX_BYTES
 from auditor.context import FileContext
 from auditor.discover.files import file_kind, shown_name
 from auditor.model import FileError
-from auditor.read.text import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
+from auditor.read.text import SourceError, decode_text, read_regular_file
 from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salvage_requirement
 from auditor.readers.document import Document
 
