@@ -27,7 +27,7 @@ import typer
 
 from auditor import TOOL_NAME, __version__
 from auditor.cache.folder import CacheDirRefused
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 from auditor.config.keys import options
 from auditor.console import silence_stdout, stderr_line
 

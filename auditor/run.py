@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from auditor.config.errors import ConfigError, nearest
+from auditor.config import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.console import silence_stdout, stderr_line
-from auditor.fix.applicability import fixable
 from auditor.gates.judge import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
 from auditor.model import FileError, Finding
 from auditor.pipeline.scan import scan
@@ -247,6 +246,8 @@ def statistics(report: Report, fmt: str) -> str:
     """ruff's --statistics: one line per rule, most findings first: count, code, [*] if fixable, name."""
     import json
     from collections import Counter
+
+    from auditor.fix.applicability import fixable  # only --statistics
 
     counts = Counter((f.rule, f.name) for f in report.findings)
     fixes = {f.rule for f in report.findings if fixable(f, report.unsafe_fixes)}

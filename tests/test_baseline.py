@@ -9,7 +9,7 @@ import json
 import pytest
 
 from auditor.cli import main
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 from auditor.gates.baseline import load_baseline
 
 OLD = "import torch\nmodel = Net().cuda()\nx = torch.zeros(3, device='cuda')\n"

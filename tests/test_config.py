@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from auditor.cli import main
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 from auditor.config.files import find_config
 from auditor.config.load import load_settings
 from auditor.config.settings import Settings
@@ -254,7 +254,7 @@ keys.KEYS = (*keys.KEYS, keys.Key(
     "sample-key", "A key added as one row.", field="sample_key", type=bool, default=False, file=keys._boolean,
     flags=("--sample-key/--no-sample-key",), option=bool | None, panel=keys.OUTPUT, extra={"show_default": False}))
 from auditor.cli import main
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 from auditor.config.load import settings_from_table
 from auditor.config.settings import Settings
 import auditor.run

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from auditor.analysis.project import ProjectInfo
 from auditor.discover.files import Discovery, SourceFile, tree_unchanged
-from auditor.discover.walk import discover
 
 if TYPE_CHECKING:
     from auditor.cache.results import Cache
@@ -21,6 +20,9 @@ def discovery(paths: list[str], root: str, options: Settings, cache: Cache | Non
     """Discovery, reused from the cache when no folder it listed (nor ignore file it read) changed:
     a warm run over a large tree then stats its folders instead of listing them."""
     if cache is None or len(paths) != 1 or not os.path.isdir(paths[0]):  # files are cheap to find
+        # the walk's modules load only where a walk runs: a warm run over an unchanged tree has none
+        from auditor.discover.walk import discover
+
         return discover(paths, root, options.respect_gitignore, options.excludes, force_exclude=options.force_exclude)
     key = [os.path.abspath(paths[0]), root, options.respect_gitignore, list(options.excludes)]
     saved = cache.meta.get("tree")
@@ -29,6 +31,8 @@ def discovery(paths: list[str], root: str, options: Settings, cache: Cache | Non
             return Discovery(files=[SourceFile(path, display, kind) for path, display, kind in saved["files"]])
     except (KeyError, TypeError, ValueError):  # not what this version writes: walk again
         pass
+    from auditor.discover.walk import discover  # the tree changed: walk it again
+
     found = discover(paths, root, options.respect_gitignore, options.excludes, stamp=True)
     # A folder changed within the mtime granularity of now could change again unseen ("racy git").
     if found.stamps is not None and all(cache.settled(mtime) for _, _, mtime in found.stamps):

@@ -1,8 +1,9 @@
 """What a project's configuration adds to the catalogue (its `[catalogue]` table): in-house
-GPU-only packages and modules the catalogue cannot know (auditor.catalogue.extended)."""
+GPU-only packages and modules the catalogue cannot know (auditor.catalogue.extended). Imported only
+when a configuration has such a table (auditor.config.keys reads it)."""
 
 # No `from __future__ import annotations`: with string annotations, @dataclass parses every field
-# for ClassVar (see auditor/config/settings.py).
+# for ClassVar.
 from dataclasses import dataclass
 
 # The rules an in-house catalogue entry may name (the dependency and kernel-library rules).

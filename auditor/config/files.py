@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 
 TABLE = "lockin-auditor"
 CONFIG_NAMES = ("lockin-auditor.toml", ".lockin-auditor.toml", "pyproject.toml")

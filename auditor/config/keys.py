@@ -11,23 +11,22 @@ it, the configuration file is read by it (auditor.config.load) and the command l
 The command line imports this module at start-up (`audit --version` too), so it stays light: no
 module of the scan is imported here."""
 
-# No `from __future__ import annotations`: with string annotations, @dataclass parses each of Key's
-# fields for ClassVar on every start-up.
 import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
-from dataclasses import field as dataclass_field
+from dataclasses import fields, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from auditor.config.entries import InHouseModule, InHousePackage
-from auditor.config.errors import ConfigError, nearest
+from auditor.config import ConfigError, nearest
 from auditor.config.files import repository_folder
 from auditor.model import SEVERITIES, TARGETS
 from auditor.report import REPORTERS
+
+if TYPE_CHECKING:  # the entries' module loads only for a [catalogue] table (see _catalogue)
+    from auditor.config.entries import InHouseModule, InHousePackage
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # files larger than this are not read (--max-file-size)
 MAX_FILE_SIZE_MB = 10_000
@@ -101,28 +100,41 @@ OptionReader = Callable[[Any, str], Any]
 AfterLoad = Callable[[Any, Any, str], Any]
 
 
-@dataclass(frozen=True)
 class Key:
-    name: str  # the configuration file's key; the option's name (its flags may differ)
-    help: str = ""  # the option's help; for a file-only key, what it sets
-    # -- what it sets: a Settings field this row declares, with its type and default ...
-    field: str | None = None
-    type: Any = None
-    default: Any = None
-    # ... or where the command-line value goes when that is not the row's field: another Settings
-    # field, "request.<name>" (auditor.run.Request) or "config.<name>" (how the configuration is found).
-    to: str = ""
-    # -- the configuration file
-    file: FileReader | None = None  # None: not a key of the file
-    origin: str = ""  # the key that `Settings.origin` and messages name ("": this one)
-    # -- the command line
-    flags: tuple[str, ...] = ()  # empty: the file only
-    option: Any = None  # the option's type, as typer reads it
-    option_default: Any = None
-    panel: str = ""
-    extra: dict = dataclass_field(default_factory=dict)  # more typer.Option arguments (min, max, show_default)
-    cli: OptionReader | None = None  # None: the option's value as it is
-    after: AfterLoad | None = None  # applied once the configuration is read
+    """One row of the table. A plain class rather than a dataclass: the command line builds the
+    table at every start-up, and a dataclass of this many fields costs more to create than the rows."""
+
+    __slots__ = ("name", "help", "field", "type", "default", "to", "file", "origin", "flags", "option",
+                 "option_default", "panel", "extra", "cli", "after")
+
+    def __init__(self, name: str, help: str = "", *,
+                 field: str | None = None, type: Any = None, default: Any = None, to: str = "",
+                 file: FileReader | None = None, origin: str = "",
+                 flags: tuple[str, ...] = (), option: Any = None, option_default: Any = None, panel: str = "",
+                 extra: dict | None = None, cli: OptionReader | None = None, after: AfterLoad | None = None) -> None:
+        self.name = name  # the configuration file's key; the option's name (its flags may differ)
+        self.help = help  # the option's help; for a file-only key, what it sets
+        # -- what it sets: a Settings field this row declares, with its type and default ...
+        self.field = field
+        self.type = type
+        self.default = default
+        # ... or where the command-line value goes when that is not the row's field: another Settings
+        # field, "request.<name>" (auditor.run.Request) or "config.<name>" (how the configuration is found).
+        self.to = to
+        # -- the configuration file
+        self.file = file  # None: not a key of the file
+        self.origin = origin  # the key that `Settings.origin` and messages name ("": this one)
+        # -- the command line
+        self.flags = flags  # empty: the file only
+        self.option = option  # the option's type, as typer reads it
+        self.option_default = option_default
+        self.panel = panel
+        self.extra = extra or {}  # more typer.Option arguments (min, max, show_default)
+        self.cli = cli  # None: the option's value as it is
+        self.after = after  # applied once the configuration is read
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r})"
 
     @property
     def param(self) -> str:
@@ -296,6 +308,9 @@ def _catalogue(reader: Reader, key: Key) -> dict[str, Any] | None:
     if unknown:
         raise sub.fail(unknown[0], f"is not a catalogue key{nearest(unknown[0], CATALOGUE_KEYS)}; "
                                    f"valid: {', '.join(CATALOGUE_KEYS)}")
+    # the entries' classes: only a configuration with a [catalogue] table makes any
+    from auditor.config.entries import InHouseModule, InHousePackage
+
     out: dict[str, Any] = {}
     packages = _entries(table.get("gpu-only-packages"), "gpu-only-packages", sub, InHousePackage)
     modules = _entries(table.get("gpu-only-modules"), "gpu-only-modules", sub, InHouseModule)
@@ -505,7 +520,7 @@ KEYS: tuple[Key, ...] = (
         "one.", to="config.config", flags=("--config",), option=Path | None, panel=CONFIG, cli=_cli_path),
     Key("isolated", "Read no configuration file.", to="config.isolated",
         flags=("--isolated",), option=bool, option_default=False, panel=CONFIG),
-    # in-house GPU-only packages and modules, and portable wrapper modules (auditor.config.entries)
+    # in-house GPU-only packages and modules (auditor.config.entries), portable wrapper modules
     Key("catalogue", "What the project adds to the catalogue.", file=_catalogue),
     # -- running
     Key("jobs", "Worker processes (0: every core available).",
@@ -524,7 +539,7 @@ KEYS: tuple[Key, ...] = (
         flags=("--cache-check",), option=CacheCheck, option_default=CacheCheck.stat, panel=RUNNING, cli=_cli_choice),
 )
 # The settings the catalogue row sets (it declares no field of its own: these three).
-CATALOGUE_FIELDS = (("packages", tuple[InHousePackage, ...], ()), ("modules", tuple[InHouseModule, ...], ()),
+CATALOGUE_FIELDS = (("packages", tuple["InHousePackage", ...], ()), ("modules", tuple["InHouseModule", ...], ()),
                     ("portable_modules", _TUPLE, ()))  # wrapper modules known to be portable
 
 

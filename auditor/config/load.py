@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from auditor.config import keys
-from auditor.config.errors import ConfigError, nearest
+from auditor.config import ConfigError, keys, nearest
 from auditor.config.files import TABLE, find_config, read_config
 from auditor.config.settings import Settings
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from auditor import TOOL_NAME, __version__
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 from auditor.model import FileError, Finding
 from auditor.read.text import replace_atomically
 

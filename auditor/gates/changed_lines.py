@@ -13,7 +13,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 
-from auditor.config.errors import ConfigError
+from auditor.config import ConfigError
 
 WHOLE_FILE = None  # in ChangedLines.files: every line counts as changed (a new or binary file)
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from auditor.analysis.alternatives import with_alternatives
 from auditor.analysis.crossfile import link_kernel_sources
-from auditor.config.errors import nearest
+from auditor.config import nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import Edit, Finding, Fix
 

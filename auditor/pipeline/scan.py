@@ -14,13 +14,12 @@ from auditor.cache import reuse
 from auditor.cache.folder import cache_location
 from auditor.cache.keys import digest
 from auditor.cache.results import open_cache
-from auditor.config.errors import ConfigError, nearest
+from auditor.config import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.discover.files import SourceFile
 from auditor.fix.floor import resolve_floor
 from auditor.model import FileResult
 from auditor.pipeline import postprocess
-from auditor.read.source import needs_check, read_bytes, unchecked_result
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
@@ -182,9 +181,10 @@ class _Scan:
         return misses
 
     def _check(self, misses: list[int]) -> None:
-        # only a run with files to check: a warm run imports neither
+        # only a run with files to check: a warm run imports none of these
         from auditor.pipeline.parallel import check_in_pool, prefilter_in_pool, resolve_jobs, run_serially
         from auditor.pipeline.progress import Progress
+        from auditor.read.source import needs_check
 
         jobs = resolve_jobs(self.options.jobs)
         unread = [(i, self.files[i], self.stats[i][0] if self.stats[i] else 0, self._expected(i)) for i in misses]
@@ -294,6 +294,9 @@ class _Scan:
                    misses: list[int]) -> tuple[list[Task], dict[int, bytes]]:
         """Read every miss once: content-identical files come from the cache, files the prefilter
         rules out get an empty result; the rest are the tasks (small ones keep their bytes)."""
+        # only a run with files to check (from _check)
+        from auditor.read.source import read_bytes, unchecked_result
+
         tasks: list[Task] = []
         held: dict[int, bytes] = {}
         held_bytes = 0
