@@ -61,7 +61,7 @@ class FileContext:
 
     @property
     def lines(self) -> list[str]:
-        """The text's lines as Python counts them (textio.split_lines): `\\n`, `\\r\\n` and `\\r`."""
+        """The text's lines as Python counts them (auditor.read.text.split_lines): `\\n`, `\\r\\n` and `\\r`."""
         if self._lines is None:
             self._lines = split_lines(self.text)
         return self._lines

@@ -13,7 +13,7 @@ which files a run scans, so a pre-commit batch and a full run agree):
   (platforms/cuda.py beside platforms/xpu.py), read from the folder listing.
 
 Nothing here executes or imports the project; setup.py and pyproject.toml are read as text.
-`FileFacts.key` is the part of the facts a cached result depends on (see engine / cache)."""
+`FileFacts.key` is the part of the facts a cached result depends on (see auditor.cache.reuse / auditor.cache.results)."""
 
 from __future__ import annotations
 
@@ -303,7 +303,7 @@ class ProjectInfo:
             pass
         return ""
 
-    # -- reuse across runs (engine: with the cached file list, whose folder stamps cover the listings) --
+    # -- reuse across runs (auditor.cache.reuse: with the cached file list, whose folder stamps cover the listings) --
     def export(self) -> dict:
         """The per-folder keys computed so far and the stamps of the files they were read from."""
         return {"folders": {folder: [key, named] for folder, (key, named, _) in self._keys.items()},

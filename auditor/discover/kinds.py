@@ -1,4 +1,4 @@
-"""The file kinds audit reads: one registry that discovery, the engine, the prefilter, the cache
+"""The file kinds audit reads: one registry that discovery, the runtime, the prefilter, the cache
 and suppressions all dispatch on. A new kind is one `Kind(...)` row here plus its reader module.
 
 Each kind declares
@@ -7,7 +7,7 @@ Each kind declares
 - its comment syntax, for `lockin: ignore[...]` suppressions (None: the format has no comments);
 - whether the Python rules and the Python prefilter apply, and which bytes a file of another kind
   must hold to be read at all (`gate`: a YAML or JSON file without them is never parsed);
-- how it is checked: `check` (engine entry point) and `reader` (text -> typed Document).
+- how it is checked: `check` (its entry point in auditor.pipeline.kind_checks) and `reader` (text -> typed Document).
 
 This module is imported on every run, warm ones included: it must stay free of heavy imports."""
 

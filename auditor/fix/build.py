@@ -1,4 +1,4 @@
-"""Asking the rules for their fixes once a file's walk is done (python_scan.place_findings).
+"""Asking the rules for their fixes once a file's walk is done (auditor.python.scan.place_findings).
 
 Only rules that offer fixes are asked, only about their own reports, and the per-file helper
 (`Rewriter`) computes the tree facts a fix needs on first use: a file without fixable findings

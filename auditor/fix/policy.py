@@ -124,7 +124,7 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
 
     table = _gate_table(catalogue)
     harmless = [re.compile(p) for p in table.get("not_raising_before", ())]
-    lines = split_lines(text) if harmless else []  # the lines findings count (textio)
+    lines = split_lines(text) if harmless else []  # the lines findings count (auditor.read.text)
     quiet_contexts = set(table.get("not_blocking_contexts", ()))
     guard_contexts = set(table.get("guard_contexts", ()))
     targets = table.get("targets", ["mps", "xpu"])

@@ -84,7 +84,7 @@ def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = Fals
     marker = prefix.strip()
     pattern = _pattern(marker)
     lines: list[tuple[int, str, list[re.Match[str]]]] = []
-    starts = line_starts(text) if "\r" in text else None  # a lone CR ends a line too (textio)
+    starts = line_starts(text) if "\r" in text else None  # a lone CR ends a line too (auditor.read.text)
     for match in pattern.finditer(text):
         if match.group("kind") is None and not _names_ours(match.group("codes"), ours):
             continue

@@ -46,7 +46,7 @@ def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResul
 
 
 def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
-    """The engine's entry point for notebooks (auditor.discover.kinds): findings of the code cells and of the
+    """The check of notebooks (auditor.discover.kinds): findings of the code cells and of the
     shell and magic lines, suppressions applied on the cells' text, then placed in their cells."""
     try:
         notebook = read_notebook(text)

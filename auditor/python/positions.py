@@ -89,7 +89,7 @@ class _Span:
 
 
 class LineIndex:
-    """Offsets to 1-based (line, column) in a text, with Python's line ends (textio.line_starts)."""
+    """Offsets to 1-based (line, column) in a text, with Python's line ends (auditor.read.text.line_starts)."""
 
     def __init__(self, text: str) -> None:
         self.starts = line_starts(text)

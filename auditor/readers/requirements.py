@@ -35,7 +35,7 @@ def read_requirements(ctx: FileContext) -> Dependencies:
 
 
 def _real_path(ctx: FileContext) -> str | None:
-    """Where the file is on disk: the engine tells us; else try the display path from the cwd."""
+    """Where the file is on disk: the runtime tells us (kind_checks.check_document); else try the display path from the cwd."""
     path = getattr(ctx, "source_path", None) or ctx.path
     return os.path.realpath(path) if os.path.isfile(path) else None
 
@@ -164,7 +164,7 @@ class _Reader:
 
 
 # pip numbers lines with str.splitlines(), which also breaks at these; as blanks (same length, so
-# columns stay) they leave pip's line numbers equal to ours (textio.split_lines).
+# columns stay) they leave pip's line numbers equal to ours (auditor.read.text.split_lines).
 _NOT_LINE_ENDS = str.maketrans({c: " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
 
 
