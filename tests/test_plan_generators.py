@@ -55,14 +55,21 @@ def every_file(tmp_path_factory) -> list[Path]:
                 path.parent.mkdir(exist_ok=True)
                 path.write_text(render(target, project="demo", entry=entry), encoding="utf-8")
                 files.append(path)
+    longest = "t" * 24  # the longest target name: it is in the file's name, its usage lines, its test
+    for render, name in ((render_parity_test, parity_filename), (render_benchmark, benchmark_filename)):
+        path = folder / "long" / name(longest)
+        path.write_text(render(longest, project="p" * 300, device="cpu", entry=LONG_ENTRY), encoding="utf-8")
+        files.append(path)
     return files
 
 
 def test_generated_files_are_ruff_clean_at_ruff_defaults(every_file):
     # The project's own rule set, at ruff's default width (88) and an old target: a user's
     # configuration is likelier to be stricter than ours than looser.
-    checked = ruff("check", "--no-cache", "--select", "E,F,W,I,UP,B", "--target-version", "py39", files=every_file)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for python in ("py39", "py313"):  # rules such as B905 (zip without strict=) depend on it
+        checked = ruff("check", "--no-cache", "--select", "E,F,W,I,UP,B", "--target-version", python,
+                       files=every_file)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
     formatted = ruff("format", "--no-cache", "--check", files=every_file)
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
 
@@ -154,6 +161,7 @@ def test_the_registry_passes_its_own_devices():
 @pytest.mark.parametrize("call", [
     lambda: render_parity_test("nowhere", project="d"),  # no device for an unknown target
     lambda: render_parity_test("../etc", project="d", device="cpu"),
+    lambda: render_parity_test("t" * 25, project="d", device="cpu"),
     lambda: render_parity_test("tpu", project="d", device="cuda; import os"),
     lambda: render_parity_test("tpu", project="d", device="CUDA"),
     lambda: render_benchmark("tpu", project="d", entry="os:system('id')"),
@@ -163,7 +171,7 @@ def test_the_registry_passes_its_own_devices():
     lambda: render_parity_test("tpu", project="d", reference="cuda\n"),
     lambda: TargetDevice("tpu", "x", ("torch_tpu; import os",)),
     lambda: TargetDevice("cuda", "x", build="rocm"),
-], ids=["unknown-target", "path-target", "code-device", "upper-device", "code-entry", "no-function",
+], ids=["unknown-target", "path-target", "long-target", "code-device", "upper-device", "code-entry", "no-function",
         "space-entry", "newline-entry", "newline-reference", "code-backend", "unknown-build"])
 def test_bad_values_are_refused_before_anything_is_generated(call):
     with pytest.raises(ValueError):
