@@ -142,6 +142,19 @@ def bare_model():  # forgets the inputs
     return torch.nn.Linear(2, 2)
 
 
+class Logged(torch.nn.Module):
+    """Notes which copy runs: the benchmark's order of steps, per device."""
+
+    def forward(self, x):
+        with open("calls.log", "a") as log:
+            print(id(self), file=log)
+        return x * 2
+
+
+def logged_case():
+    return Logged(), torch.ones(2)
+
+
 def rows_only(rows=3):  # no batch_size parameter: the benchmark counts the first input's rows
     return torch.nn.Linear(6, 2), (torch.randn(5, 6),)
 '''
@@ -203,13 +216,15 @@ for step in json.loads(sys.argv[1]):
 print(json.dumps(results))
 """
 
-TINY = ["--warmup", "1", "--steps", "2", "--batch-size", "2", "--seq-len", "8"]
+TINY = ["--warmup", "1", "--steps", "2", "--rounds", "2", "--batch-size", "2", "--seq-len", "8"]
 BENCH_CALLS = {  # main(argv) of the benchmark generated for tpu, as it is
     "train": ["--reference", "cpu", "--target", "cpu", "--entry", "parity_cases:make_case", "--mode", "train", *TINY],
     "absent": ["--reference", "cpu", "--entry", "parity_cases:rows_only", "--dtype", "float64", *TINY],
     "only": ["--only", "target", "--target", "cpu", *TINY],
     "bad_dtype": ["--reference", "cpu", "--target", "cpu", "--dtype", "float17", *TINY],
     "no_steps": ["--reference", "cpu", "--target", "cpu", "--steps", "0"],
+    "logged": ["--reference", "cpu", "--target", "cpu", "--entry", "parity_cases:logged_case", "--warmup", "1",
+               "--steps", "2", "--rounds", "4"],
 }
 
 
@@ -284,6 +299,7 @@ def runs(tmp_path_factory) -> dict:
             assert (project / f"{step['folder']}.xml").exists(), result
             named[step["folder"]] = outcomes_of(project / f"{step['folder']}.xml")
     named["saved_written"] = (project / "reference-outputs.pt").exists()
+    named["calls"] = (project / "calls.log").read_text(encoding="utf-8").split()
     named["bench_cli"] = results[5]
     named.update(zip(BENCH_CALLS, results[6:], strict=True))
     return named
@@ -338,7 +354,7 @@ def test_reference_outputs_saved_on_one_machine_are_compared_on_another(runs):
 
 
 LINE = re.compile(r"role=(reference|target) device=(\S+) items/s=(\d+\.\d) ms/step=\d+\.\d{3} batch=(\d+) "
-                  r"input=(\S+) dtype=(\S+) mode=(inference|train) warmup=(\d+) steps=(\d+)(?: threads=\d+)? "
+                  r"input=(\S+) dtype=(\S+) mode=(inference|train) warmup=(\d+) steps=(\d+) rounds=(\d+)(?: threads=\d+)? "
                   r"torch=\S+$")
 
 
@@ -351,13 +367,13 @@ def test_the_benchmark_prints_one_line_per_device_and_the_ratio(runs):
         found = LINE.match(line)
         assert found, line
         assert found.groups()[:2] == (role, "cpu") and float(found.group(3)) > 0
-        assert found.groups()[3:] == ("2", "2x8", "float32", "inference", "1", "2")
+        assert found.groups()[3:] == ("2", "2x8", "float32", "inference", "1", "2", "2")
         assert "threads=1" in line
     assert re.fullmatch(r"ratio=\d+\.\d{3} target=cpu reference=cpu", lines[2])
 
 
 def test_the_benchmark_trains_counts_rows_and_names_what_is_absent(runs):
-    train, absent, only, bad_dtype, no_steps = (runs[name] for name in BENCH_CALLS)
+    train, absent, only, bad_dtype, no_steps, _ = (runs[name] for name in BENCH_CALLS)
     assert train["code"] == 0 and len(train["out"].splitlines()) == 3
     assert all("mode=train" in line and "input=2x8" in line for line in train["out"].splitlines()[:2])
     # the target (tpu, as generated) is absent: named on stderr, exit 1, the reference still measured
@@ -367,3 +383,17 @@ def test_the_benchmark_trains_counts_rows_and_names_what_is_absent(runs):
     assert only["code"] == 0 and len(only["out"].splitlines()) == 1 and "role=target device=cpu" in only["out"]
     assert bad_dtype["code"] == 2 and "float17" in bad_dtype["err"]
     assert no_steps["code"] == 2 and "expected 1 or more" in no_steps["err"]
+
+
+def test_the_benchmark_warms_up_both_then_alternates_which_goes_first(runs):
+    assert runs["logged"]["code"] == 0, runs["logged"]["err"]
+    blocks = []  # (copy, steps in a row)
+    for copy in runs["calls"]:
+        if blocks and blocks[-1][0] == copy:
+            blocks[-1][1] += 1
+        else:
+            blocks.append([copy, 1])
+    first, second = blocks[0][0], blocks[1][0]
+    assert first != second
+    # warm-up 1 each; rounds of 2 steps: AB, BA, AB, BA (adjacent rounds of one copy merge)
+    assert blocks == [[first, 1], [second, 1], [first, 2], [second, 4], [first, 4], [second, 4], [first, 2]]

@@ -124,10 +124,10 @@ def test_benchmark_writes_its_conditions_and_flags():
     text = render_benchmark("xpu", project="demo")
     top = text[: text.index("# -- shared")]
     for condition in ("BATCH_SIZE = 8", "SEQ_LEN = 128", 'DTYPE = "float32"', "WARMUP_STEPS = 10",
-                      "MEASURED_STEPS = 50", 'MODE = "inference"'):
+                      "MEASURED_STEPS = 50", "ROUNDS = 4", 'MODE = "inference"'):
         assert condition in top
     for flag in ("--reference", "--target", "--only", "--entry", "--batch-size", "--seq-len", "--dtype",
-                 "--mode", "--warmup", "--steps"):
+                 "--mode", "--warmup", "--steps", "--rounds"):
         assert f'add("{flag}"' in text
     assert "torch.accelerator.synchronize" in text
 
