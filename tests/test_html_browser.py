@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from html_samples import BREAKOUT, EVIL_PATH, SCRIPT, SEPARATORS, bulk_report, sample_plan, sample_report
+from html_samples import BREAKOUT, EVIL_PATH, SCRIPT, SEPARATORS, bulk_report, report, sample_plan, sample_report
 
 from auditor.cli import main
 from auditor.model import TARGETS
@@ -260,6 +260,15 @@ def test_plan_steps_show_their_effort(open_page):
     assert steps.nth(0).locator("li.item .effort").all_text_contents() == ["minutes", "no equivalent"]
     assert steps.nth(1).locator(".step-head").text_content() == "One place for hardware choices days"
     assert open_page(render_html(sample_report()), "no-plan.html").page.locator("#plan").count() == 0
+
+
+def test_an_empty_report_and_a_bare_dict_draw_a_page(open_page):
+    loaded = open_page(render_html(report([])))
+    assert loaded.console == [] and (loaded.matching(), loaded.cards()) == (0, 0)
+    assert loaded.page.locator("#files .empty").text_content() == "No file costs points here."
+    assert loaded.page.locator("#components, #plan, #errors").count() == 0
+    bare = open_page(render_html({}), "bare.html")
+    assert bare.console == [] and bare.matching() == 0 and bare.page.locator("#chart .chart-row").count() == 1
 
 
 def test_long_lists_are_drawn_a_page_at_a_time(open_page):

@@ -296,8 +296,9 @@ def test_file_costs_follow_severity_effect_and_context():
 
 def test_html_is_a_registered_format_listed_in_help(capsys):
     assert REPORTERS["html"] == "html_report"
-    assert main(["scan", "--help"]) == 0
-    assert re.search(r"<text\|[a-z|-]*\bhtml\b[a-z|-]*>", capsys.readouterr().out)
+    for command in (["scan", "--help"], [".", "--help"]):  # `audit --help` itself lists the commands
+        assert main(command) == 0
+        assert re.search(r"<text\|[a-z|-]*\bhtml\b[a-z|-]*>", capsys.readouterr().out), command
 
 
 def test_audit_writes_the_page(tmp_path, capsys, monkeypatch):
