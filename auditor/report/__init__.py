@@ -28,6 +28,7 @@ REPORTERS: dict[str, str] = {
     "gitlab": "gitlab",
     "junit": "junit",
     "markdown": "markdown",
+    "html": "html_report",
 }
 
 
