@@ -99,7 +99,7 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
     cwd = os.getcwd()
     overrides: dict[str, Any] = {}
     request: dict[str, Any] = {}
-    finding: dict[str, Any] = {}  # how the configuration is found
+    search: dict[str, Any] = {}  # how the configuration is found (--config, --isolated)
     rows = options()
     for key in rows:  # each value where its row says it goes, checked as its row says
         value = key.cli(values[key.param], cwd) if key.cli is not None else values[key.param]
@@ -107,10 +107,10 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
         if kind == "request":
             request[name] = value
         elif kind == "config":
-            finding[name] = value
+            search[name] = value
         elif name and value is not None:
             overrides[name] = value
-    settings = load_settings(resolve_root(given), overrides, finding["config"], finding["isolated"])
+    settings = load_settings(resolve_root(given), overrides, search["config"], search["isolated"])
     for key in rows:
         if key.after is not None:
             settings = key.after(settings, values[key.param], cwd)
