@@ -69,7 +69,7 @@ def repository_folder(directory: str) -> str:
     """The repository `directory` is in (discover's definition, as git's), or `directory` itself."""
     # discovery's modules: only a configuration file that is a link, or a baseline, needs the repository
     # root, and the command line imports this module at start-up (`audit --version` too)
-    from auditor.discover.gitignore import repository_root
+    from auditor.discover.ignore import repository_root
 
     return repository_root(directory) or directory
 

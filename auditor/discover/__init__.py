@@ -5,6 +5,6 @@
 - `walk.py`: the directory walk (`discover`), as ruff walks: links that stay inside the scanned
   folder, an error entry for what cannot be listed or followed;
 - `files.py`: what it finds (`SourceFile`, `Discovery`), the kind of a named file, display paths;
-- `gitignore.py`: .gitignore files as git reads them, and the repository root;
-- `excludes.py`: folders never scanned, exclude globs, --force-exclude for named files.
+- `ignore.py`: what a run leaves out: folders never scanned, .gitignore files as git reads them
+  (and the repository root), exclude globs, --force-exclude for named files.
 """

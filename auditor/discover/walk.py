@@ -19,7 +19,6 @@ import os
 import stat
 from collections.abc import Callable
 
-from auditor.discover.excludes import SKIPPED_DIRS, Excludes, ExplicitFiles
 from auditor.discover.files import (
     Discovery,
     SourceFile,
@@ -30,7 +29,7 @@ from auditor.discover.files import (
     stamp,
     why_not_read,
 )
-from auditor.discover.gitignore import GitIgnore, load_parents
+from auditor.discover.ignore import SKIPPED_DIRS, Excludes, ExplicitFiles, GitIgnore, load_parents
 from auditor.discover.kinds import match as match_kind
 from auditor.model import FileError
 
