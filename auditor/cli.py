@@ -32,6 +32,9 @@ if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of the
     from auditor.config import Settings
 
 COMMANDS = ("scan", "rules", "explain")
+# The --target choices come from the target registry, filled in only when help is shown (reading it
+# at import would slow every start-up).
+TARGET_HELP = "Score(s) the --fail-under gate checks: overall (default), {choices}."
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
 MAX_FILE_SIZE_MB = 10_000
 GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
@@ -136,8 +139,7 @@ def scan(
         "--fail-under", min=0, max=100, help="Exit 1 when a chosen score (see --target) is below N.",
         rich_help_panel=GATES)] = None,
     target: Annotated[list[str] | None, typer.Option(
-        "--target", "-t", help="Score(s) the --fail-under gate checks: overall (default), rocm, tpu, trainium, "
-        "mps, xpu, cpu.", rich_help_panel=GATES)] = None,
+        "--target", "-t", help=TARGET_HELP.format(choices="or a target"), rich_help_panel=GATES)] = None,
     fail_on: Annotated[str | None, typer.Option(
         "--fail-on", help="Exit 1 when a reported finding of this severity or worse exists: blocker, major, minor, "
         "info (pre-commit runs on files: minor unless configured).", rich_help_panel=GATES)] = None,
@@ -259,14 +261,26 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
 
 
 def _targets(values: list[str] | None) -> list[str]:
-    from auditor.config import GATE_TARGETS, nearest
+    from auditor.config import nearest
+    from auditor.targets import gate_names
 
+    choices = gate_names()
     targets = [name.lower() for name in _split(values) or ["overall"]]
     for name in targets:
-        if name not in GATE_TARGETS:
-            raise UsageProblem(f"unknown --target {name!r}{nearest(name, GATE_TARGETS)}; choose from "
-                               f"{', '.join(GATE_TARGETS)}")
+        if name not in choices:
+            raise UsageProblem(f"unknown --target {name!r}{nearest(name, choices)}; choose from "
+                               f"{', '.join(choices)}")
     return targets
+
+
+def _with_target_choices(command: "typer.main.TyperGroup") -> None:
+    """--help: name every target in the --target help (from the registry)."""
+    from auditor.targets import names
+
+    scan = command.commands.get("scan") if hasattr(command, "commands") else None
+    for param in getattr(scan, "params", ()):
+        if param.name == "target":
+            param.help = TARGET_HELP.format(choices=", ".join(names()))
 
 
 def _torch_version(value: str | None) -> str | None:
@@ -353,12 +367,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from auditor.cache import CacheDirRefused
     from auditor.config import ConfigError
+    from auditor.targets import CatalogueError
 
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
+        if any(arg in ("--help", "-h") for arg in args):
+            _with_target_choices(command)
         outcome = command.main(args=args, prog_name="audit", standalone_mode=False)
-    except (UsageProblem, ConfigError, CacheDirRefused) as exc:
+    except (UsageProblem, ConfigError, CacheDirRefused, CatalogueError) as exc:
         stderr_line(f"audit: error: {exc}")
         return 2
     except TyperException as exc:

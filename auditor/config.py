@@ -21,13 +21,13 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from auditor.model import SEVERITIES, TARGETS
+from auditor import targets as registry
+from auditor.model import SEVERITIES
 
 TABLE = "lockin-auditor"
 CONFIG_NAMES = ("lockin-auditor.toml", ".lockin-auditor.toml", "pyproject.toml")
 MAX_CONFIG_BYTES = 1024 * 1024
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
-GATE_TARGETS = ("overall", *TARGETS)
 # The rules an in-house catalogue entry may name (the dependency and kernel-library rules).
 PACKAGE_RULE = "nvidia-only-runtime-package"
 MODULE_RULE = "gpu-kernel-library"
@@ -97,6 +97,8 @@ class Settings:
     torch_version: str | None = None  # the PyTorch version the project runs on (fixes read it)
     # -- gates ------------------------------------------------------------------------------------
     targets: tuple[str, ...] = ("overall",)
+    # The targets `overall` averages; empty: the catalogue's named, versioned set (rules/targets.toml).
+    overall_targets: tuple[str, ...] = ()
     fail_under: tuple[tuple[str, float], ...] = ()  # (target, threshold)
     fail_on: str | None = None
     fail_on_regression: bool = False
@@ -123,7 +125,8 @@ class Settings:
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
-        for name in ("extend_select", "excludes", "targets", "portable_modules", "packages", "modules"):
+        for name in ("extend_select", "excludes", "targets", "overall_targets", "portable_modules", "packages",
+                     "modules"):
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -247,7 +250,7 @@ def read_config(path: str, explicit: bool = False) -> dict:
 # -- turning the table into settings --------------------------------------------------------------------
 
 KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "force-exclude",
-        "respect-gitignore", "targets", "fail-under", "fail-on", "fail-on-regression", "torch-version", "severity",
+        "respect-gitignore", "targets", "overall-targets", "fail-under", "fail-on", "fail-on-regression", "torch-version", "severity",
         "catalogue", "baseline", "output-format", "show-suppressed")
 CATALOGUE_KEYS = ("gpu-only-packages", "gpu-only-modules", "portable-modules")
 
@@ -291,11 +294,13 @@ def _threshold(value: Any, key: str, reader: _Reader) -> float:
     return float(value)
 
 
-def _target(name: str, key: str, reader: _Reader) -> str:
+def _target(name: str, key: str, reader: _Reader, choices: tuple[str, ...] | None = None) -> str:
+    """A target name (or "overall") from the registry, lower-cased; anything else stops the run."""
+    choices = choices or registry.gate_names()
     lowered = name.lower()
-    if lowered not in GATE_TARGETS:
-        raise reader.fail(key, f"names unknown target {name!r}{nearest(name, GATE_TARGETS)}; "
-                               f"choose from {', '.join(GATE_TARGETS)}")
+    if lowered not in choices:
+        raise reader.fail(key, f"names unknown target {name!r}{nearest(name, choices)}; "
+                               f"choose from {', '.join(choices)}")
     return lowered
 
 
@@ -385,6 +390,12 @@ def settings_from_table(table: dict, path: str, explicit: bool = False) -> dict[
     targets = reader.strings("targets")
     if targets is not None:
         put("targets", tuple(_target(t, "targets", reader) for t in targets), "targets")
+    overall = reader.strings("overall-targets")
+    if overall is not None:
+        if not overall:
+            raise reader.fail("overall-targets", "must name at least one target")
+        put("overall_targets", tuple(_target(t, "overall-targets", reader, registry.names()) for t in overall),
+            "overall-targets")
     fail_under = table.get("fail-under")
     if fail_under is not None:
         if isinstance(fail_under, dict):

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from auditor import targets as registry
 from auditor.checks.base import Rule
 from auditor.context import FileContext
-from auditor.model import TARGETS, Category
+from auditor.model import Category
 from auditor.readers import Located, Requirement, read_dependencies, report
 
 SCOPE_NOTE = (" Nothing is reported in a requirements file or folder, extra or dependency group named for CUDA "
@@ -19,6 +20,7 @@ DEPENDENCY_KINDS = frozenset({"requirements", "pyproject", "setup-cfg", "setup-p
                               "notebook"})
 # Kinds whose own file name can say "the CUDA variant" (Dockerfile.cuda, environment-cuda.yml, install_cu121.sh).
 _NAMED_VARIANTS = frozenset({"requirements", "conda", "dockerfile", "shell"})
+ALL = "all"  # in a [package.targets] table: every target it does not name
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _VERSION = re.compile(r"(?:>=|==|~=|===|>|\^|~)\s*v?(\d+(?:\.\d+)*)")
 
@@ -51,12 +53,15 @@ class PackageEntry:
         return not (self.portable_from and _lower_bound(req.specifier) >= self.portable_from)
 
     def alternatives(self) -> str:
-        """"rocm: X; tpu, mps: Y": targets sharing an alternative are listed together."""
+        """"rocm: X; tpu, mps: Y": targets sharing an alternative are listed together; `all` is the
+        alternative of every target the table does not name."""
+        every = registry.names()
         grouped: dict[str, list[str]] = {}
-        for target in TARGETS:
-            if self.targets.get(target):
-                grouped.setdefault(self.targets[target], []).append(target)
-        if len(grouped) == 1 and len(next(iter(grouped.values()))) == len(TARGETS):
+        for target in every:
+            alternative = self.targets.get(target) or self.targets.get(ALL)
+            if alternative:
+                grouped.setdefault(alternative, []).append(target)
+        if len(grouped) == 1 and len(next(iter(grouped.values()))) == len(every):
             return f"On every target: {next(iter(grouped))}"
         return "Per target: " + "; ".join(f"{', '.join(targets)}: {alt}" for alt, targets in grouped.items())
 
@@ -80,7 +85,7 @@ def _build(table: dict) -> tuple[PackageEntry, ...]:
             portable_from=tuple(int(p) for p in portable.split(".")) if portable else None,
             unless=re.compile(unless) if unless else None,
             managers=frozenset(row["managers"]) if row.get("managers") else None,
-            effects=tuple(sorted(row.get("effects", {}).items())), support=row.get("support", ""),
+            effects=tuple(sorted(registry.resolve(row.get("effects", {})).items())), support=row.get("support", ""),
         ))
     return tuple(entries)
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import libcst as cst
 
+from auditor import targets
 from auditor.catalogue import Catalogue, load_catalogue
 from auditor.checks._helpers import callee_name, name_of_target, positional, string_value
 from auditor.checks.base import Rule, shared_visit
 from auditor.context import FileContext, PythonContext
-from auditor.model import TARGETS
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -36,7 +36,7 @@ class EnvVar:
 
 def render_instead(instead: dict[str, str]) -> str:
     """{"rocm": "A", "all": "B"} -> "rocm: A; elsewhere: B" (targets in the usual order)."""
-    parts = [f"{target}: {instead[target]}" for target in TARGETS if target in instead]
+    parts = [f"{target}: {instead[target]}" for target in targets.names() if target in instead]
     if "all" in instead:
         parts.append(("elsewhere: " if parts else "") + instead["all"])
     return "; ".join(parts) or "no portable equivalent"

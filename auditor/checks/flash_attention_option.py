@@ -9,10 +9,11 @@ from auditor.checks._options import OptionRule, is_true
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
+from auditor.targets import resolve
 
 _FLASH = re.compile(r"flash_attention_(\d)")
-# FlashAttention 3 and 4 are Hopper/Blackwell-only CUDA builds: no ROCm or XPU path.
-_CUDA_ONLY = {"rocm": "raises", "xpu": "raises"}
+# FlashAttention 3 and 4 are Hopper/Blackwell-only CUDA builds: no other target has a path.
+_CUDA_ONLY = {"others": "raises"}
 
 
 class FlashAttentionOption(OptionRule):
@@ -73,5 +74,5 @@ class FlashAttentionOption(OptionRule):
 
     def report_choice(self, node: cst.CSTNode, option: str, choice: str, ctx: PythonContext) -> None:
         version = _FLASH.search(choice)
-        extra = {"__effects": dict(_CUDA_ONLY)} if version and version.group(1) != "2" else {}
+        extra = {"__effects": resolve(_CUDA_ONLY)} if version and version.group(1) != "2" else {}
         ctx.report(self, node, api=f"{option}={choice}", **extra)

@@ -71,7 +71,7 @@ class Report:
         finding that is not suppressed."""
         from auditor.verdict import verdicts
 
-        return verdicts(self.result.findings)
+        return verdicts(self.result.findings, self.result.errors)
 
 
 def formats() -> list[str]:
