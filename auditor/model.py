@@ -164,7 +164,7 @@ def withheld_reason(errors: list[FileError]) -> str | None:
     if not failed:
         return None
     return (f"{len(failed)} file(s) failed with an internal error, so their findings are missing "
-            f"(first: {failed[0].path}); scores are withheld and verdicts unknown")
+            f"(first: {failed[0].path}): no score is given, and a verdict that does not fail is unknown")
 
 
 

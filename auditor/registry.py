@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from auditor.catalogue import Catalogue, build_catalogue, load_catalogue
+from auditor.catalogue_check import PLUGINS, enforce
 from auditor.checks.base import ApiRule, Rule
 
 if TYPE_CHECKING:
@@ -109,7 +110,8 @@ def all_rules() -> tuple[Rule, ...]:
 
 
 def registry_warnings() -> tuple[str, ...]:
-    return _all()[1]
+    """Plugins that failed to load, duplicate codes, and what the catalogue check found in plugins."""
+    return _all()[1] + _checked()[1]
 
 
 def rule_by_code(code: str) -> Rule | None:
@@ -129,15 +131,25 @@ def find_rule(code_or_name: str) -> Rule | None:
     return None
 
 
-@lru_cache(maxsize=1)
 def full_catalogue() -> Catalogue:
-    """The built-in catalogue plus the API rows that plugin rules bring."""
+    """The built-in catalogue plus the API rows that plugin rules bring, checked against the rules
+    (auditor/catalogue_check.py): a broken built-in catalogue raises CatalogueError here."""
+    return _checked()[0]
+
+
+@lru_cache(maxsize=1)
+def _checked() -> tuple[Catalogue, tuple[str, ...]]:
+    catalogue = _with_plugins()
+    return catalogue, tuple(enforce(catalogue, all_rules()))
+
+
+def _with_plugins() -> Catalogue:
     base = load_catalogue()
     extra = [rule for rule in all_rules() if rule.apis]
     if not extra:
         return base
     raw = dict(base.raw)
-    raw["__plugins__"] = {
+    raw[PLUGINS] = {
         "api": [
             {"name": e.name + (".*" if e.prefix else ""), "rule": e.rule, "replacement": e.replacement,
              "since": e.since, "scope": e.scope}

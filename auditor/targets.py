@@ -102,10 +102,11 @@ class Registry:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {t.name: t for t in self.targets})
+        object.__setattr__(self, "_names", tuple(t.name for t in self.targets))
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(t.name for t in self.targets)
+        return self._names  # type: ignore[attr-defined]
 
     def get(self, name: str) -> Target | None:
         return self._by_name.get(name)  # type: ignore[attr-defined]
@@ -188,20 +189,21 @@ def _target(block: Any, index: int) -> Target:
         if not isinstance(value, str):
             raise RegistryError(f"{where}: `{key}` must be a string")
         fields[key] = value
-    for key in ("helpers", "requires"):
-        for pattern in fields[key]:
-            _compiles(pattern, where, key)
-    for key in _PATTERNS:
-        if fields[key]:
-            _compiles(fields[key], where, key)
     return Target(name=name, display=display, roles=frozenset(roles), **fields)
 
 
-def _compiles(pattern: str, where: str, key: str) -> None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise RegistryError(f"{where}: `{key}` {pattern!r} is not a regular expression ({exc})") from None
+def pattern_errors(target: Target) -> list[str]:
+    """The target's regular expressions that do not compile, as "`key` 'pattern' (why)". Not checked
+    at load: compiling them costs a warm run more than the rest of the registry (catalogue_check)."""
+    found = []
+    for key in ("helpers", "requires", *_PATTERNS):
+        value = getattr(target, key)
+        for pattern in (value if isinstance(value, tuple) else (value,) if value else ()):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                found.append(f"`{key}` {pattern!r} is not a regular expression ({exc})")
+    return found
 
 
 def _overall(table: Any, names: list[str]) -> OverallSet:

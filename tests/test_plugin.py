@@ -131,7 +131,7 @@ def test_plugin_examples_hold(plugin_site):
 @pytest.fixture
 def fresh_registry():
     def clear() -> None:
-        for cached in (registry._all, registry._by_code, registry.full_catalogue):
+        for cached in (registry._all, registry._by_code, registry._checked):
             cached.cache_clear()
 
     clear()

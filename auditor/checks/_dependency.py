@@ -158,6 +158,7 @@ class DependencyRule(Rule):
 
 class PackageRule(DependencyRule):
     """Reports the requirements whose package-table entry names this rule."""
+    fields = frozenset({"package", "where", "what", "action", "alternatives", "support"})
 
     subject: ClassVar[str] = "`{package}`"
 

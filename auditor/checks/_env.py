@@ -111,6 +111,7 @@ class EnvVarRule(Rule):
     visits) and each variable is reported under the rule the catalogue gives it. In other kinds of
     file (Dockerfile `ENV`, `export`, compose `environment:`, `%env`) the variables the file sets
     are looked up the same way."""
+    fields = frozenset({"var", "why", "instead"})
 
     file_kinds = frozenset({"python"}) | ENV_FILE_KINDS
 

@@ -23,6 +23,7 @@ def is_build_script(ctx: PythonContext) -> bool:
 
 
 class CudaBuildScript(Rule):
+    fields = frozenset({"api"})
     code = "LK414"
     name = "cuda-build-script"
     category = Category.KERNEL

@@ -22,6 +22,7 @@ _BUILD_STRING = re.compile(
 
 
 class CudaExtensionBuild(KernelApiRule):
+    fields = KernelApiRule.fields | {"short"}
     code = "LK402"
     name = "cuda-extension-build"
     category = Category.KERNEL

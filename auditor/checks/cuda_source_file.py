@@ -64,6 +64,7 @@ def _compile(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[
 
 
 class CudaSourceFile(Rule):
+    fields = frozenset({"detail"})
     code = "LK401"
     name = "cuda-source-file"
     category = Category.KERNEL

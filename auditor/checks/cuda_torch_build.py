@@ -11,6 +11,7 @@ from auditor.readers import Requirement, read_dependencies, report
 
 
 class CudaTorchBuild(DependencyRule):
+    fields = frozenset({"package", "where", "evidence"})
     code = "LK501"
     name = "cuda-torch-build"
     severity = Severity.MAJOR

@@ -11,6 +11,7 @@ from auditor.readers import IndexUrl, read_dependencies, report
 
 
 class CudaWheelIndex(DependencyRule):
+    fields = frozenset({"option", "target", "via"})
     code = "LK502"
     name = "cuda-wheel-index"
     severity = Severity.MAJOR

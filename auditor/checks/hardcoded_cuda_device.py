@@ -15,6 +15,7 @@ _MESH = ("torch.distributed.device_mesh.init_device_mesh", "torch.distributed.in
 
 
 class HardcodedCudaDevice(ValueFlowRule):
+    fields = frozenset({"literal"})
     code = "LK101"
     name = "hardcoded-cuda-device"
     category = Category.DEVICE

@@ -42,6 +42,7 @@ _FALLBACK_CALLS = frozenset({"get", "getenv", "getattr", "pop", "setdefault"})
 
 
 class NcclBackend(ValueFlowRule):
+    fields = frozenset({"literal"})
     code = "LK301"
     name = "nccl-backend"
     category = Category.DISTRIBUTED

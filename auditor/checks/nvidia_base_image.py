@@ -7,6 +7,8 @@ from auditor.model import Category, Severity
 
 
 class NvidiaBaseImage(Rule):
+    subject = "`{image}`"
+    fields = frozenset({"image", "what", "how", "alternatives"})
     code = "LK509"
     name = "nvidia-base-image"
     category = Category.DEPENDENCY

@@ -10,6 +10,8 @@ from auditor.readers.document import Node
 
 
 class NvidiaContainerRuntime(Rule):
+    subject = "{what}"
+    fields = frozenset({"what"})
     code = "LK605"
     name = "nvidia-container-runtime"
     category = Category.ENV

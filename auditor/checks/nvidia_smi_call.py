@@ -24,6 +24,7 @@ def _command_text(node: cst.BaseExpression) -> str | None:
 
 
 class NvidiaSmiCall(ValueFlowRule):
+    fields = frozenset({"tool"})
     code = "LK603"
     name = "nvidia-smi-call"
     category = Category.ENV

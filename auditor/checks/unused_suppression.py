@@ -10,6 +10,8 @@ COMMENTED_KINDS = frozenset(kind.name for kind in KINDS if kind.comment is not N
 class UnusedSuppression(Rule):
     """Reported by the suppression pass (auditor/suppress.py, engine.Runtime.suppress), not by a
     visitor: it needs every other rule's findings for the file first."""
+    subject = "{problem}"
+    fields = frozenset({"problem"})
 
     code = "LK001"
     name = "unused-suppression"
