@@ -10,7 +10,7 @@ import libcst as cst
 from auditor.catalogue import ApiEntry, Catalogue
 from auditor.model import FileError, Finding
 from auditor.names import Resolver, dotted_parts
-from auditor.targets import effect_fields
+from auditor.targets import effect_fields, fact_fields
 from auditor.textio import split_lines
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class FileContext:
         override = fields.pop("__effects", None)  # a library's own support, from its catalogue row
         if override:
             effects = {target: override.get(target, effect) for target, effect in effects.items()}
-        for key, value in effect_fields(effects).items():  # "raises on {raising_targets}"
+        for key, value in (*effect_fields(effects).items(), *fact_fields().items()):  # "raises on {raising_targets}"
             fields.setdefault(key, value)
         if where is None:
             where = self.file_where()

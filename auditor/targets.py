@@ -37,7 +37,7 @@ EFFECTS = ("works", "degrades", "raises")
 _NAME = re.compile(r"[a-z][a-z0-9]*\Z")
 _STRINGS = ("words", "available", "helpers", "attributes", "requires", "siblings", "visibility", "docs")
 _TEXTS = ("called", "vendor", "device", "image", "image_pattern", "dockerfile", "backend", "monitoring",
-          "wheel_index", "install")
+          "wheel_index", "install", "kernels", "container")
 _PATTERNS = ("image_pattern", "dockerfile")
 _KEYS = frozenset({"name", "display", "roles", *_STRINGS, *_TEXTS})
 
@@ -73,6 +73,8 @@ class Target:
     monitoring: str = ""
     wheel_index: str = ""
     install: str = ""
+    kernels: str = ""  # how a custom CUDA kernel is ported there
+    container: str = ""  # how a container or a pod asks for the device
     docs: tuple[str, ...] = ()
 
     def has(self, role: str) -> bool:
@@ -330,9 +332,34 @@ def ambiguous(target: Target, row: dict[str, str]) -> list[str]:
     return hits if target.name not in row and len({row[r] for r in hits}) > 1 else []
 
 
+# Per-target facts for templates, "ROCm: `HIP_VISIBLE_DEVICES`; XPU: ..." (targets without one left out).
+FACT_FIELDS = ("visibility_variables", "distributed_backends", "monitoring_tools", "wheel_indexes", "kernel_ports",
+               "container_requests")
+
+
+@lru_cache(maxsize=1)
+def fact_fields() -> dict[str, str]:
+    """The registry's per-target facts as template fields, so a suggestion that lists what each
+    target uses instead is written from the registry, never by hand."""
+    every = registry().targets
+
+    def listing(value) -> str:
+        return "; ".join(f"{t.display}: {value(t)}" for t in every if value(t))
+
+    return {
+        "visibility_variables": listing(lambda t: " / ".join(f"`{v}`" for v in t.visibility)),
+        "distributed_backends": listing(lambda t: t.backend),
+        "monitoring_tools": listing(lambda t: f"`{t.monitoring}`" if t.monitoring else ""),
+        "wheel_indexes": listing(lambda t: f"{t.wheel_index}{t.install}" if t.wheel_index else t.install),
+        "kernel_ports": listing(lambda t: t.kernels),
+        "container_requests": listing(lambda t: t.container),
+    }
+
+
 def effect_fields(effects: dict[str, str]) -> dict[str, str]:
     """`raising_targets`, `degrading_targets` and `working_targets` for a finding's templates: the
-    display names of the targets with each effect, in report order ("TPU, Trainium and MPS")."""
+    display names of the targets with each effect, in report order ("TPU, Trainium and MPS"), and
+    `nvidia_and_working_targets` ("NVIDIA, ROCm and XPU")."""
     return _effect_fields(tuple(effects.items()))
 
 
@@ -343,4 +370,6 @@ def _effect_fields(effects: tuple[tuple[str, str], ...]) -> dict[str, str]:
         classes[effect].append(target)
     return {"raising_targets": displays(classes["raises"]) or "no target",
             "degrading_targets": displays(classes["degrades"]) or "no target",
-            "working_targets": displays(classes["works"]) or "no target"}
+            "working_targets": displays(classes["works"]) or "no target",
+            # "NVIDIA, ROCm and XPU": where the code runs as it is, NVIDIA (the source platform) first
+            "nvidia_and_working_targets": join(["NVIDIA", *(get(t).display for t in classes["works"])])}

@@ -155,9 +155,11 @@ class Rule:
 
 
 RAISES = Effect.RAISES.value
-# Fields every finding's templates may use: the line, and the targets its effects put in each class
-# ("TPU, Trainium and MPS"), so no message lists targets by hand.
-COMMON_FIELDS = frozenset({"snippet", "raising_targets", "degrading_targets", "working_targets"})
+# Fields every finding's templates may use: the line, the targets its effects put in each class
+# ("TPU, Trainium and MPS") and each target's facts from the registry ("ROCm: `HIP_VISIBLE_DEVICES`;
+# ..."), so no message or suggestion lists targets by hand.
+COMMON_FIELDS = frozenset({"snippet", "raising_targets", "degrading_targets", "working_targets",
+                           "nvidia_and_working_targets", *registry.FACT_FIELDS})
 
 
 @cache

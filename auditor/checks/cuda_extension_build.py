@@ -28,7 +28,8 @@ class CudaExtensionBuild(KernelApiRule):
     category = Category.KERNEL
     severity = Severity.BLOCKER
     subject = "`{short}`"
-    message = "`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA (ROCm after hipify)."
+    message = ("`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA ({degrading_targets} "
+               "after a port) and raise on {raising_targets}.")
     suggestion = "{replacement}"
     min_torch = "2.7"
     supersedes = ("LK402",)

@@ -22,8 +22,8 @@ class FlashAttentionOption(OptionRule):
     category = Category.KERNEL
     severity = Severity.MAJOR
     subject = "`{api}`"
-    message = ("`{api}` makes transformers run attention through the flash-attn CUDA kernels: without them (TPU, "
-               "Trainium, MPS, CPU) loading the model raises.")
+    message = ("`{api}` makes transformers run attention through the flash-attn CUDA kernels: without them "
+               "({raising_targets}) loading the model raises.")
     suggestion = ("`attn_implementation=\"sdpa\"` (torch's scaled_dot_product_attention, which picks a flash kernel "
                   "where one exists), or choose \"flash_attention_2\" only when the device is CUDA.")
     min_torch = "2.2"

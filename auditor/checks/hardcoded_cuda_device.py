@@ -21,7 +21,7 @@ class HardcodedCudaDevice(ValueFlowRule):
     category = Category.DEVICE
     severity = Severity.MAJOR
     subject = "The device {literal}"
-    message = "Device hard-coded to {literal}: raises on every accelerator that is not NVIDIA or AMD."
+    message = "Device hard-coded to {literal}: it raises on {raising_targets}."
     suggestion = ("Choose the device once, e.g. `DEVICE = torch.accelerator.current_accelerator(check_available=True) "
                   "or torch.device(\"cpu\")`, and pass DEVICE here.")
     min_torch = "2.7"

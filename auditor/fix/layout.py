@@ -26,5 +26,5 @@ def per_target_layout(catalogue: Catalogue, cuda_index: str | None = None, label
     parts = [f"{name}: `--index-url {url.format(cuda_index=cuda_index)}`" for _, name, url in table.get("files", ())]
     every = targets.registry().targets
     parts += [f"requirements-{t.name}.txt: `--index-url {t.wheel_index}`{t.install}" for t in every if t.wheel_index]
-    parts += [t.install for t in every if t.install and not t.wheel_index]  # no index of its own (macOS: PyPI)
+    parts += [f"{t.display}: {t.install}" for t in every if t.install and not t.wheel_index]  # no index of its own
     return "; ".join(parts)
