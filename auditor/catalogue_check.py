@@ -189,7 +189,7 @@ def _named_rows(stem: str, table: dict[str, Any], by_name: dict[str, Rule]) -> l
                 problems += _per_target(where, f"[[{kind}]] {label!r}", per_target)
             if kind == "package" and "effects" in item:
                 problems += _selectors(where, f"[[package]] {label!r} effects", item["effects"], False)
-    for verdict in ("fails", "degrades"):
+    for verdict in ("fails", "degrades", "raised"):
         named += [(f"[{verdict}] {name}", name) for name in table.get(verdict, {}) if stem == "verdicts"]
     named += [(f"[guards.features] {name}", name) for name in table.get("guards", {}).get("features", {})]
     named += [(f"[redundant] rules {name!r}", name) for name in table.get("redundant", {}).get("rules", ())]

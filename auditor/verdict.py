@@ -73,7 +73,9 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
         losing = [f for f in shipped if f.targets.get(target) in ("degrades", "raises")]
         phrases = {**table.get("degrades", {})}
         for f in losing:
-            if f.name in table.get("fails", {}) and f.name not in phrases:
+            if f.targets.get(target) == "raises" and f.name in table.get("raised", {}):
+                phrases[f.name] = table["raised"][f.name]  # a minor tie that raises here, though it degrades elsewhere
+            elif f.name in table.get("fails", {}) and f.name not in phrases:
                 # a minor tie that raises (monitoring): its failure is what is lost; a tie that
                 # raises elsewhere but only degrades here (optional code) is named as it is
                 phrases[f.name] = table["fails"][f.name] + (" fail" if f.targets.get(target) == "raises" else "")
