@@ -32,7 +32,7 @@ SUMMARY_KEYS = {"files", "files_with_findings", "findings", "errors", "suppresse
                 "by_rule", "by_context"}
 VERDICTS = {"runs", "runs-degraded", "fails", "unknown"}
 # format 5: the targets of the registry (rules/targets.toml), in report order, and the set `overall` averages
-PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]
+PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "npu", "cpu"]
 PINNED_OVERALL = {"name": "core", "version": 1, "members": ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]}
 CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
 EFFECTS = {"works", "degrades", "raises"}
