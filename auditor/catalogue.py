@@ -109,7 +109,10 @@ def _read_all() -> dict[str, Any]:
     return raw
 
 
+@cache
 def _read(stem: str) -> dict[str, Any]:
+    """One file, parsed once per process (load_table and the whole catalogue share it; readers never
+    mutate what they get)."""
     path = catalogue_dir() / f"{stem}.toml"
     try:
         with path.open("rb") as handle:
@@ -240,7 +243,7 @@ def load_table(stem: str) -> dict[str, Any]:
     if load_catalogue.cache_info().currsize:
         return load_catalogue().table(stem)
     try:
-        return _read(stem)
+        return _read(stem)  # the full load later reuses this parse
     except FileNotFoundError:
         return {}
 

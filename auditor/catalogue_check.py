@@ -22,11 +22,9 @@ A warm run that loads no catalogue pays nothing: the checks run where the catalo
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from auditor import targets as registry
-from auditor.analysis.apply import CONTEXT_FIELDS
 from auditor.catalogue import DEFAULT, Catalogue
 from auditor.checks.base import COMMON_FIELDS, own_effects
 from auditor.targets import CatalogueError
@@ -34,14 +32,29 @@ from auditor.targets import CatalogueError
 if TYPE_CHECKING:
     from auditor.checks.base import Rule
 
+# The registry's regexes the guards compile for every cold run anyway (so checking them here costs
+# nothing): `image_pattern` and `dockerfile` are compiled only where a repository has an NVIDIA
+# image, and tests/test_catalogue_check.py compiles them for the shipped registry.
+GUARD_PATTERNS = ("helpers", "requires")
 PLUGINS = "__plugins__"  # the raw table of the rows plugin rules bring (auditor.registry)
 _GENERATED = frozenset({PLUGINS, "__project__"})  # rows that are not a file of rules/
 ALL = "all"  # the key of a per-target table that stands for every target it does not name
 _TEMPLATE_FIELDS = frozenset({"message", "suggestion", "subject"})
+# The fields each context's templates (rules/contexts.toml [context.*]) may use, as
+# auditor/analysis/apply.py fills them (tests/test_catalogue_check.py holds it to that); every one may
+# also use the rendered `message`, `suggestion` and `subject`.
+CONTEXT_FIELDS: dict[str, frozenset[str]] = {
+    "guarded": frozenset({"runs", "outcome", "guard", "guard_line"}),
+    "optional": frozenset({"guard", "guard_line"}),
+    "backend-module": frozenset({"module", "backend_kind", "siblings", "missing", "add"}),
+    "own-package": frozenset({"package"}),
+    "redundant": frozenset({"seeder", "seed", "seed_line", "seed_at"}),
+    "display": frozenset({"how", "still"}),
+    "test": frozenset(),
+}
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):  # not a dataclass: creating one costs every cold start-up ~1 ms
     file: str  # "rules/cuda_api.toml", or "plugin acme_rules" for a plugin's rows
     row: str  # "[[api]] torch.cuda.is_available"
     text: str
@@ -82,7 +95,7 @@ def check(catalogue: Catalogue, rules: tuple[Rule, ...] | list[Rule]) -> list[Pr
     problems += _context_templates(catalogue)
     for target in registry.registry().targets:
         problems += [Problem(f"rules/{registry.FILE}", f"target {target.name!r}", text)
-                     for text in registry.pattern_errors(target)]
+                     for text in registry.pattern_errors(target, GUARD_PATTERNS)]
     return sorted(problems, key=lambda p: p.plugin)  # stable: built-in problems first
 
 
@@ -227,12 +240,13 @@ def _phrases(catalogue: Catalogue, rules: tuple[Rule, ...] | list[Rule], plugin_
     for entry in [*catalogue.apis.values(), *catalogue.api_prefixes.values()]:
         seen.setdefault(entry.rule, set()).update(effect for _, effect in entry.effects)
     for item in catalogue.table("packages").get("package", []):
-        seen.setdefault(item.get("rule", ""), set()).update(registry.resolve(item.get("effects", {})).values())
+        if "effects" in item:
+            seen.setdefault(item.get("rule", ""), set()).update(registry.resolve(item["effects"]).values())
     problems = []
     for rule in rules:
         if rule.name in plugin_names:
             continue
-        values = set(rule.effects().values()) | seen.get(rule.name, set())
+        values = set((catalogue.effects.get(rule.name) or own_effects(type(rule))).values()) | seen.get(rule.name, set())
         if "raises" in values and rule.name not in fails:
             problems.append(Problem("rules/verdicts.toml", f"[fails] {rule.name}", "missing: the rule raises on some "
                                     "target, and a failing verdict must say what fails"))
@@ -242,11 +256,14 @@ def _phrases(catalogue: Catalogue, rules: tuple[Rule, ...] | list[Rule], plugin_
     return problems
 
 
+_FORMATTER = string.Formatter()
+
+
 def template_fields(template: str) -> set[str]:
     """The top-level field names a str.format template uses ("{api}", "{x.y}" -> "x")."""
     found = set()
     try:
-        for _, name, _, _ in string.Formatter().parse(template):
+        for _, name, _, _ in _FORMATTER.parse(template):
             if name:
                 found.add(name.split(".", 1)[0].split("[", 1)[0])
     except ValueError:

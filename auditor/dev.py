@@ -90,8 +90,8 @@ def new_rule(name: str, api: str, category: str, severity: str, replacement: str
     family = rules_dir / f"{stem}.toml"
     _insert_effects_row(family, name)
     with family.open("a", encoding="utf-8") as handle:
-        handle.write(f'\n[[api]]\nname = "{api}"\nrule = "{name}"\nreplacement = {_toml(replacement)}\n'
-                     + (f'since = "{since}"\n' if since else ""))
+        handle.write(f"\n[[api]]\nname = {_toml(api)}\nrule = {_toml(name)}\nreplacement = {_toml(replacement)}\n"
+                     + (f"since = {_toml(since)}\n" if since else ""))
     verdicts = rules_dir / "verdicts.toml"
     _insert_phrases(verdicts, name, api, effects)
     return [module, family, verdicts]
@@ -171,6 +171,10 @@ def _python(text: str) -> str:
 
 
 def _toml(text: str) -> str:
+    """A TOML string: literal ('...') where it needs no escape, as the catalogue writes them (tomllib
+    parses those faster), else a basic string."""
+    if "'" not in text and "\\" not in text and "\n" not in text:
+        return "'" + text + "'"
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

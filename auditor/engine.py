@@ -9,6 +9,7 @@ from functools import partial
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from auditor import targets
 from auditor.config import ConfigError, Settings, nearest
 from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
 from auditor.kinds import BY_NAME as KINDS_BY_NAME
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
 
 
 ScanOptions = Settings  # the name callers used before the settings had a module of their own
+REGISTRY_META = "registry"  # the target registry's data, kept in the cache's meta
+CHECKED_META = "catalogue_checked"  # the catalogue check passed (its plugin warnings), kept in the cache's meta
 UNUSED_SUPPRESSION = "LK001"  # the rule that reports suppressions silencing nothing
 
 
@@ -337,6 +340,7 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
 
         cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
                            settings.max_bytes, display_base=base, extra=_cache_extra(settings, floor))
+        targets.prime(cache.meta.get(REGISTRY_META))  # a warm run then parses no rules/targets.toml
     validate_rules(settings, cache)
     found = _discover(paths, base, settings, cache)
     outcome = ScanResult(root=base, files=found.files, errors=list(found.errors), skipped=found.skipped,
@@ -435,11 +439,12 @@ def _known_rules(cache: Cache | None) -> tuple[set[str], set[str]]:
     return set(codes), set(names)
 
 
-def catalogue_for(settings: Settings | None) -> Catalogue:
-    """The catalogue plus what the project's configuration adds (in-house packages and modules)."""
+def catalogue_for(settings: Settings | None, checked: tuple[str, ...] | None = None) -> Catalogue:
+    """The catalogue plus what the project's configuration adds (in-house packages and modules);
+    `checked`: the catalogue check's warnings a cache with the same key kept (the check is skipped)."""
     from auditor.registry import full_catalogue
 
-    base = full_catalogue()
+    base = full_catalogue(checked)
     if settings is None or not (settings.packages or settings.modules or settings.portable_modules):
         return base
     from auditor.catalogue import extended
@@ -540,6 +545,9 @@ class _Scan:
 
         self.served = served_for(self.results, self.files, self.cache)  # before the save: it may update meta
         if self.cache is not None:
+            if REGISTRY_META not in self.cache.meta:
+                self.cache.meta[REGISTRY_META] = targets.parsed()  # the cache's key covers the file
+                self.cache.dirty = True
             self.cache.save(keep=self._kept_entries())
             self.outcome.warnings.extend(self.cache.warnings)
         return [r for r in self.results if r is not None]
@@ -615,13 +623,17 @@ class _Scan:
             progress.advance(size)
 
     def _runtime(self) -> Runtime:
-        from auditor.registry import registry_warnings
+        from auditor.registry import check_warnings, registry_warnings
 
-        runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
-                          self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)
+        # A cache whose key covers this catalogue, code and plugins vouches for the catalogue check.
+        checked = self.cache.meta.get(CHECKED_META) if self.cache is not None else None
+        checked = tuple(checked) if isinstance(checked, list) and all(isinstance(w, str) for w in checked) else None
+        runtime = Runtime(self.outcome.rules, catalogue_for(self.options, checked), self.options.max_bytes,
+                          self.options, self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)
         warnings = list(registry_warnings())
         self.outcome.warnings.extend(warnings)
         if self.cache is not None:
+            self.cache.meta[CHECKED_META] = list(check_warnings())
             self.cache.meta.update({"rules": [r.code for r in runtime.rules], "warnings": warnings,
                                     "prefilter": runtime.prefilter.to_data()})
         return runtime

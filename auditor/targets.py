@@ -16,7 +16,6 @@ import: `audit --version` and a warm run's start-up do not pay for it until a re
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -51,67 +50,69 @@ class RegistryError(CatalogueError):
     """rules/targets.toml is malformed; the message names the block and the key."""
 
 
-@dataclass(frozen=True)
 class Target:
-    name: str
-    display: str
-    roles: frozenset[str]
-    called: str = ""  # in a sentence ("the CPU"); the display name when empty
-    vendor: str = ""
-    device: str = ""
-    words: tuple[str, ...] = ()
-    available: tuple[str, ...] = ()
-    helpers: tuple[str, ...] = ()
-    attributes: tuple[str, ...] = ()
-    requires: tuple[str, ...] = ()
-    siblings: tuple[str, ...] = ()
-    image: str = ""
-    image_pattern: str = ""
-    dockerfile: str = ""
-    visibility: tuple[str, ...] = ()
-    backend: str = ""
-    monitoring: str = ""
-    wheel_index: str = ""
-    install: str = ""
-    kernels: str = ""  # how a custom CUDA kernel is ported there
-    container: str = ""  # how a container or a pod asks for the device
-    docs: tuple[str, ...] = ()
+    """One [[target]] block, read-only. A plain class with slots: a NamedTuple or dataclass of 21 fields
+    costs every start-up (the configuration imports this module) more than the rest of it.
+
+    Lists of strings (tuples): words, available, helpers, attributes, requires, siblings, visibility,
+    docs. Texts ("" when absent): called, vendor, device, image, image_pattern, dockerfile, backend,
+    monitoring, wheel_index, install, kernels (how a CUDA kernel is ported there), container (how a
+    container or a pod asks for the device). See rules/targets.toml for what each means."""
+
+    __slots__ = ("name", "display", "roles", *_STRINGS, *_TEXTS)
+
+    def __init__(self, name: str, display: str, roles: frozenset[str] | set[str] | tuple[str, ...], **fields: Any) -> None:
+        unknown = set(fields) - set(_STRINGS) - set(_TEXTS)
+        if unknown:
+            raise TypeError(f"unknown target fields: {', '.join(sorted(unknown))}")
+        self.name, self.display, self.roles = name, display, frozenset(roles)
+        for key in _STRINGS:
+            setattr(self, key, tuple(fields.get(key, ())))
+        for key in _TEXTS:
+            setattr(self, key, fields.get(key, ""))
+
+    def __repr__(self) -> str:
+        return f"Target({self.name!r}, {self.display!r}, roles={sorted(self.roles)})"
 
     def has(self, role: str) -> bool:
         return role in self.roles
 
     @property
     def phrase(self) -> str:
+        """How a sentence names it ("the CPU"): `called`, else the display name."""
         return self.called or self.display
 
 
-@dataclass(frozen=True)
 class OverallSet:
     """The targets `overall` averages: named and versioned, so a new target moves no gate."""
 
-    name: str
-    version: int | None
-    members: tuple[str, ...]
+    __slots__ = ("name", "version", "members")
+
+    def __init__(self, name: str, version: int | None, members: tuple[str, ...]) -> None:
+        self.name, self.version, self.members = name, version, tuple(members)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OverallSet) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
 
     def to_dict(self) -> dict:
         return {"name": self.name, "version": self.version, "members": list(self.members)}
 
 
-@dataclass(frozen=True)
 class Registry:
-    targets: tuple[Target, ...]
-    overall: OverallSet
+    """Every target, in report order, and the set `overall` averages."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_by_name", {t.name: t for t in self.targets})
-        object.__setattr__(self, "_names", tuple(t.name for t in self.targets))
+    __slots__ = ("targets", "overall", "names", "_by_name")
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self._names  # type: ignore[attr-defined]
+    def __init__(self, targets: tuple[Target, ...], overall: OverallSet) -> None:
+        self.targets = targets
+        self.overall = overall
+        self.names: tuple[str, ...] = tuple(t.name for t in targets)
+        self._by_name = {t.name: t for t in targets}
 
     def get(self, name: str) -> Target | None:
-        return self._by_name.get(name)  # type: ignore[attr-defined]
+        return self._by_name.get(name)
 
     def with_role(self, role: str) -> tuple[str, ...]:
         return tuple(t.name for t in self.targets if role in t.roles)
@@ -125,19 +126,46 @@ def catalogue_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "rules"
 
 
-@lru_cache(maxsize=1)
+_LOADED: list = []  # [(Registry, its parsed data)] once loaded: one registry per process
+
+
 def registry() -> Registry:
+    """The registry, parsed from rules/targets.toml on first use (or primed from a warm run's cache)."""
+    if not _LOADED:
+        data = _read()
+        _LOADED.append((build_registry(data), data))
+    return _LOADED[0][0]
+
+
+def _read() -> dict[str, Any]:
     import tomllib  # not at import: `audit --version` reads no TOML
 
     path = catalogue_dir() / FILE
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            return tomllib.load(handle)
     except FileNotFoundError:
         raise RegistryError(f"rules/{FILE} is missing: the target registry must exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise RegistryError(f"rules/{FILE}: {exc}") from None
-    return build_registry(data)
+
+
+def parsed() -> dict[str, Any]:
+    """The registry's data as read (plain lists and strings), for a cache to keep beside its results."""
+    registry()
+    return _LOADED[0][1]
+
+
+def prime(data: Any) -> None:
+    """Use `data` (what `parsed()` gave a run with the same catalogue, kept in its cache's meta, whose
+    key covers this file) instead of parsing the file: a warm run then reads no TOML for targets.
+    Anything malformed is ignored and the file is read as usual."""
+    if _LOADED or not isinstance(data, dict):
+        return
+    try:
+        _LOADED.append((build_registry(data), data))
+    except (RegistryError, TypeError, AttributeError, KeyError):
+        pass
 
 
 def build_registry(data: dict[str, Any]) -> Registry:
@@ -194,11 +222,11 @@ def _target(block: Any, index: int) -> Target:
     return Target(name=name, display=display, roles=frozenset(roles), **fields)
 
 
-def pattern_errors(target: Target) -> list[str]:
-    """The target's regular expressions that do not compile, as "`key` 'pattern' (why)". Not checked
-    at load: compiling them costs a warm run more than the rest of the registry (catalogue_check)."""
+def pattern_errors(target: Target, keys: tuple[str, ...] = ("helpers", "requires", *_PATTERNS)) -> list[str]:
+    """The target's regular expressions (of `keys`) that do not compile, as "`key` 'pattern' (why)".
+    Not checked at load: compiling them costs a warm run more than the rest of the registry."""
     found = []
-    for key in ("helpers", "requires", *_PATTERNS):
+    for key in keys:
         value = getattr(target, key)
         for pattern in (value if isinstance(value, tuple) else (value,) if value else ()):
             try:
@@ -303,6 +331,8 @@ def resolve(rows: list[dict[str, str]] | tuple[dict[str, str], ...] | dict[str, 
     then its roles, then "others"; at the same level the first row wins. A target nothing covers
     is left out (the caller reports it)."""
     if isinstance(rows, dict):
+        if not rows:
+            return {}  # most catalogue rows have no effects of their own
         rows = (rows,)
     result: dict[str, str] = {}
     for target in registry().targets:

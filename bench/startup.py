@@ -15,7 +15,9 @@ see the same machine. Measured, as wall time from start to exit:
 - `warm-tables`: what a warm run (every file from the cache) reads of the catalogue: the scoring and
   verdicts tables and, where there is one, the target registry;
 - `warm-run`: `audit fixtures/demo-repo` (JSON to /dev/null) with every file served from a cache
-  folder the first round filled: a whole small run that loads no rule and no catalogue.
+  folder the first round filled: a whole small run that loads no rule and no catalogue;
+- `cold-run`: the same with an empty cache folder each round: a whole small first run (rules,
+  catalogue and its check, parsing, the report, writing the cache).
 
 The figure per row is the median over rounds, and the ratio is the median of the per-round ratios
 (this checkout / other), which a drifting machine disturbs least. Numbers on a shared machine move
@@ -43,6 +45,7 @@ CASES = {
                   "from auditor.catalogue import load_table\n"
                   "full_catalogue(); load_table('scoring'); load_table('verdicts')\n"),
     "warm-run": None,  # python -m auditor fixtures/demo-repo, warm
+    "cold-run": None,  # the same, with an empty cache folder
     "warm-tables": ("import auditor.cli\n"
                     "from auditor.catalogue import load_table\n"
                     "load_table('scoring'); load_table('verdicts')\n"
@@ -67,9 +70,13 @@ def run_once(python: str, checkout: Path, case: str, scratch: Path) -> float:
     code = CASES[case]
     if case == "version":
         command = [python, "-m", "auditor", "--version"]
-    elif case == "warm-run":
+    elif case in ("warm-run", "cold-run"):
+        cache = scratch / checkout.name / "cache"
+        if case == "cold-run":
+            shutil.rmtree(scratch / checkout.name / "cold", ignore_errors=True)
+            cache = scratch / checkout.name / "cold"
         command = [python, "-m", "auditor", str(checkout / "fixtures" / "demo-repo"), "--isolated", "--format", "json",
-                   "-o", os.devnull, "--cache-dir", str(scratch / checkout.name / "cache")]
+                   "-o", os.devnull, "--cache-dir", str(cache)]
     else:
         command = [python, "-c", code]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

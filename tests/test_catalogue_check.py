@@ -160,6 +160,10 @@ def test_the_registry_checks_itself(change, why):
         build_registry(data)
 
 
+def test_every_registry_pattern_compiles():
+    assert [error for t in targets.registry().targets for error in targets.pattern_errors(t)] == []
+
+
 def test_a_broken_registry_pattern_is_a_catalogue_problem():
     bad = targets.Target("rocm", "ROCm", frozenset(), helpers=("^is_(rocm$",))
     assert targets.pattern_errors(bad) and "`helpers` '^is_(rocm$' is not a regular expression" in targets.pattern_errors(bad)[0]
@@ -210,8 +214,9 @@ def test_the_typo_from_the_issue_stops_the_run_with_one_line(tmp_path):
     src = source_copy(tmp_path)
     path = src / "rules" / "cuda_api.toml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('rule = "cuda-availability-check"\n', 'rule = "cuda-availability-check-typo"\n', 1),
-                    encoding="utf-8")
+    typo = text.replace("rule = 'cuda-availability-check'\n", 'rule = "cuda-availability-check-typo"\n', 1)
+    assert typo != text
+    path.write_text(typo, encoding="utf-8")
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "train.py").write_text("import torch\nif torch.cuda.is_available():\n    pass\n",
                                                 encoding="utf-8")
@@ -221,3 +226,74 @@ def test_the_typo_from_the_issue_stops_the_run_with_one_line(tmp_path):
         assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
         assert proc.stderr.startswith("audit: error: rules/cuda_api.toml [[api]] 'torch.cuda.is_available': rule "
                                       "'cuda-availability-check-typo' names no loaded rule")
+
+
+def test_the_context_fields_the_check_allows_are_the_ones_apply_fills(monkeypatch):
+    """catalogue_check.CONTEXT_FIELDS must match what auditor/analysis/apply.py puts in the values of
+    each context's template, or a context template could name a field that renders nothing."""
+    import auditor.analysis.apply as apply_module
+    from auditor.analysis.guards import on
+    from auditor.analysis.placement import Where
+    from auditor.analysis.project import BackendModule
+    from auditor.catalogue_check import CONTEXT_FIELDS
+    from auditor.registry import find_rule
+
+    seen: dict[str, set[str]] = {}
+    real = apply_module.render
+
+    def recording(template, fields):
+        seen.setdefault(template, set()).update(fields)
+        return real(template, fields)
+
+    monkeypatch.setattr(apply_module, "render", recording)
+    rule = find_rule("cuda-synchronize")
+    cuda = targets.expand(["nvidia", "accepts-cuda-calls"])
+    wheres = {"guarded": Where(condition=on(cuda, certain=True), guard="torch.cuda.is_available()", guard_line=3),
+              "optional": Where(optional="try/except ImportError", optional_line=2),
+              "backend-module": Where(backend=BackendModule("platforms/cuda.py", frozenset({"cpu"}))),
+              "own-package": Where(own="pkg"), "redundant": Where(seeder=("torch.manual_seed", "0", 2)),
+              "display": Where(display="a message"), "test": Where(test=True)}
+    contexts = load_catalogue().table("contexts")["context"]
+    for name, where in wheres.items():
+        seen.clear()
+        base = rule.effects()
+        apply_module.apply(rule, {"api": "torch.cuda.synchronize"}, where, base, "m", "s", load_catalogue())
+        filled = set().union(*seen.values()) if seen else set()
+        assert CONTEXT_FIELDS[name] <= filled, (name, CONTEXT_FIELDS[name] - filled)
+        assert contexts[name]["message"] in seen or name == "test" and seen, name
+
+
+def _literal_where_possible(text: str) -> str:
+    """`text` with every basic string ("...") that needs no escape written as a literal one ('...')."""
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            j = len(text) if j < 0 else j
+        elif text.startswith(('"""', "'''"), i):
+            j = text.index(text[i:i + 3], i + 3) + 3
+        elif c == "'":
+            j = text.index("'", i + 1) + 1
+        elif c == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            body = text[i + 1:j]
+            out.append("'" + body + "'" if "\\" not in body and "'" not in body else text[i:j + 1])
+            i = j + 1
+            continue
+        else:
+            j = i + 1
+        out.append(text[i:j])
+        i = j
+    return "".join(out)
+
+
+def test_catalogue_strings_are_literal_where_they_can_be():
+    """tomllib parses a literal string ('...') with one search and a basic one ("...") character by
+    character: the whole catalogue parses about a quarter faster (bench/startup.py). A string with an
+    escape or a single quote stays a basic string."""
+    for path in sorted((ROOT / "rules").glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        assert _literal_where_possible(text) == text, f"{path.name}: write strings without escapes as '...'"

@@ -133,6 +133,7 @@ def fresh_registry():
     def clear() -> None:
         for cached in (registry._all, registry._by_code, registry._checked):
             cached.cache_clear()
+        registry._TRUSTED.clear()
 
     clear()
     yield

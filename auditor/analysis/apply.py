@@ -16,17 +16,6 @@ if TYPE_CHECKING:
 
 WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAISES.value
 _PRIMARY = ("redundant", "own-package", "display", "backend-module", "optional", "guarded")
-# The fields each context's templates (rules/contexts.toml [context.*]) may use, as `apply` fills them;
-# every one may also use the rendered `message`, `suggestion` and `subject` (catalogue_check).
-CONTEXT_FIELDS: dict[str, frozenset[str]] = {
-    "guarded": frozenset({"runs", "outcome", "guard", "guard_line"}),
-    "optional": frozenset({"guard", "guard_line"}),
-    "backend-module": frozenset({"module", "backend_kind", "siblings", "missing", "add"}),
-    "own-package": frozenset({"package"}),
-    "redundant": frozenset({"seeder", "seed", "seed_line", "seed_at"}),
-    "display": frozenset({"how", "still"}),
-    "test": frozenset(),
-}
 
 
 @dataclass(frozen=True)
