@@ -14,8 +14,10 @@ see the same machine. Measured, as wall time from start to exit:
   checks it), then the scoring/verdict tables a report reads;
 - `warm-tables`: what a warm run (every file from the cache) reads of the catalogue: the scoring and
   verdicts tables and, where there is one, the target registry;
-- `warm-run`: `audit fixtures/demo-repo` (JSON to /dev/null) with every file served from a cache
-  folder the first round filled: a whole small run that loads no rule and no catalogue;
+- `warm-run`: `audit` on a copy of fixtures/demo-repo outside any git checkout (the same copy for
+  both sides: a checkout that is a git worktree would otherwise read .gitignore files the other does
+  not), JSON to /dev/null, with every file served from a cache folder the first round filled: a whole
+  small run that loads no rule and no catalogue;
 - `cold-run`: the same with an empty cache folder each round: a whole small first run (rules,
   catalogue and its check, parsing, the report, writing the cache).
 
@@ -75,7 +77,7 @@ def run_once(python: str, checkout: Path, case: str, scratch: Path) -> float:
         if case == "cold-run":
             shutil.rmtree(scratch / checkout.name / "cold", ignore_errors=True)
             cache = scratch / checkout.name / "cold"
-        command = [python, "-m", "auditor", str(checkout / "fixtures" / "demo-repo"), "--isolated", "--format", "json",
+        command = [python, "-m", "auditor", str(scratch / "demo-repo"), "--isolated", "--format", "json",
                    "-o", os.devnull, "--cache-dir", str(cache)]
     else:
         command = [python, "-c", code]
@@ -100,6 +102,7 @@ def main() -> int:
     sides = {"this": (interpreter(REPO, args.python), REPO),
              "other": (interpreter(args.other.resolve(), args.other_python), args.other.resolve())}
     scratch = Path(tempfile.mkdtemp(prefix="lockin-startup-"))
+    shutil.copytree(REPO / "fixtures" / "demo-repo", scratch / "demo-repo")  # one input, outside any git checkout
     try:
         for python, checkout in sides.values():
             compile_tree(python, checkout)
