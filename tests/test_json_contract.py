@@ -301,3 +301,24 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
         expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
         assert lines(finding) == expected
     assert set(findings[0].to_dict()) == FINDING_KEYS
+
+
+def test_overall_averages_the_configured_targets(repo, capsys):
+    (repo / "lockin-auditor.toml").write_text('overall-targets = ["rocm", "XPU"]\n', encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(repo)
+    try:
+        code = main([".", "--format", "json", "--select", CORE, "--no-cache"])
+    finally:
+        os.chdir(here)
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["overall"] == {"name": "configured", "version": None, "members": ["rocm", "xpu"]}
+    assert report["scores"]["overall"] == round((report["scores"]["rocm"] + report["scores"]["xpu"]) / 2, 1)
+
+
+def test_overall_targets_must_name_targets(repo, capsys):
+    (repo / "lockin-auditor.toml").write_text('overall-targets = ["overall", "tpu"]\n', encoding="utf-8")
+    code = main([str(repo), "--format", "json", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "'overall-targets' names unknown target 'overall'" in err
