@@ -4,7 +4,10 @@ paths, snippets, messages, rule names, suggestions, fix contents, component name
 
 from __future__ import annotations
 
-from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor import targets
+from auditor.model import CATEGORIES, SEVERITIES
+
+TARGETS = targets.names()  # every target of the registry (rules/targets.toml)
 
 SCRIPT = "<script>alert(1)</script>"
 BREAKOUT = "</script><img src=x onerror=alert(2)>"

@@ -22,10 +22,11 @@ import pytest
 from html_samples import BREAKOUT, EVIL_PATH, SCRIPT, SEPARATORS, bulk_report, report, sample_plan, sample_report
 
 from auditor.cli import main
-from auditor.model import TARGETS
 from auditor.report.html_report import render_html
+from auditor.targets import names as target_names
 
 ROOT = Path(__file__).resolve().parent.parent
+TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 CHROMIUM = "/usr/bin/chromium"
 OPT_OUT = "LOCKIN_SKIP_BROWSER_TESTS"
 # What works headless on a CI machine, root and no GPU, and keeps Chromium from calling home.
