@@ -53,12 +53,13 @@ def _rank(finding: Finding) -> tuple:
     return (-Severity(finding.severity).rank, finding.context is not None, finding.path, finding.line)
 
 
-def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError, ...] = ()) -> dict[str, Verdict]:
+def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError, ...] = (),
+             count_tests: bool = False) -> dict[str, Verdict]:
     """Every target's verdict; `errors` are the run's file errors (internal ones make any verdict
-    but `fails` unknown)."""
+    but `fails` unknown). `count_tests`: test-only findings count too (a tests component's verdict)."""
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
-    shipped = [f for f in findings if _counts(f)]
+    shipped = list(findings) if count_tests else [f for f in findings if _counts(f)]
     missed = internal_errors(list(errors))
     result: dict[str, Verdict] = {}
     for target in targets.names():

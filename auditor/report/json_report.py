@@ -18,6 +18,8 @@ from auditor.portability.verdict import verdicts
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from auditor.report.model import Report
 
 # 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
@@ -33,7 +35,11 @@ if TYPE_CHECKING:
 # format 4, so adding a target moves no gate); `incomplete` (null, or why scores are withheld: files
 # failed with an internal error), and then `scores`/`grades` values are null and a verdict that
 # would not be `fails` is `unknown`, whose reasons have `rule` and `line` null and the file's path.
-FORMAT_VERSION = 5
+# 6: `components` (the parts of the repository: [{name, kind, paths, shipped, findings, verdicts,
+# scores}], shipped ones first) and each finding's `component` (its component's name); the headline
+# `scores`, `grades`, `verdicts` and `costs` judge the shipped components only (the package(s), or
+# the programs when none ships); `summary` still counts every finding.
+FORMAT_VERSION = 6
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -67,7 +73,8 @@ def _run_facts(result: ScanResult, report: Report | None) -> dict:
     if report is not None and report.changed is not None:
         changed = {"base": report.changed.base, "files": len(report.changed.files), "hidden": report.hidden_by_diff}
     if report is not None and report.settings.show_suppressed:
-        suppressed = [{**f.to_dict(), "suppressed_by": how} for f, how in report.suppressed]
+        suppressed = [{**f.to_dict(), "component": result.component_of(f.path), "suppressed_by": how}
+                      for f, how in report.suppressed]
     return {"root": result.root, "scan_root": result.scan_root or result.root, "gate": gate, "baseline": baseline, "changed_lines": changed,
             "suppressed": suppressed}
 
@@ -86,7 +93,8 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
         "scores": scores.score_map(),
         "grades": scores.grade_map(),
         "verdicts": {target: verdict.to_dict() for target, verdict in
-                     (report.verdicts if report is not None else verdicts(result.findings, result.errors)).items()},
+                     (report.verdicts if report is not None else verdicts(*result.headline())).items()},
+        "components": [judged.to_dict() for judged in report.components] if report is not None else [],
         "costs": {
             target: [{"rule": c.rule, "name": c.name, "count": c.count, "files": c.files, "points": c.points}
                      for c in costs]
@@ -101,7 +109,7 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
         **_run_facts(result, report),
     }
     if with_findings:
-        document["findings"] = [f.to_dict() for f in findings]
+        document["findings"] = [{**f.to_dict(), "component": result.component_of(f.path)} for f in findings]
     return document
 
 
@@ -117,7 +125,7 @@ def render_json(result: ScanResult, scores: Scores, run: Report | None = None) -
     report = build_report(result, scores, with_findings=False, report=run)
     findings = run.findings if run is not None else result.findings
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
-    items = {"findings": list(map(FindingLines(), findings)), "errors": list(map(encode, report["errors"])),
+    items = {"findings": list(map(FindingLines(result.component_of), findings)), "errors": list(map(encode, report["errors"])),
              "suppressed": list(map(encode, report["suppressed"]))}
     lines = []
     for key in sorted((*report, "findings")):
@@ -134,7 +142,9 @@ class FindingLines:
     byte for byte (tests/test_json_contract.py), about six times faster: a report repeats the same
     rules, messages, suggestions, paths and effects thousands of times, and each is encoded once."""
 
-    def __init__(self) -> None:
+    def __init__(self, component_of: Callable[[str], str | None] | None = None) -> None:
+        self.component_of = component_of  # a path's component (`component`: null without it)
+        self.components: dict[str, str] = {}
         self.strings: dict[str, str] = {}
         self.effects: dict[tuple, str] = {}
         self.encode_effects = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
@@ -158,7 +168,12 @@ class FindingLines:
         context = "null" if f.context is None else s(f.context)
         cell = "null" if f.cell is None else f"{f.cell:d}"
         fix = "null" if f.fix is None else self.encode_effects(f.fix.to_dict())
-        return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "context": {context}, '
+        component = self.components.get(f.path)
+        if component is None:
+            name = self.component_of(f.path) if self.component_of is not None else None
+            component = self.components[f.path] = "null" if name is None else s(name)
+        return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "component": {component}, '
+                f'"context": {context}, '
                 f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "line": {f.line:d}, '
                 f'"message": {s(f.message)}, "min_torch": {since}, '
                 f'"name": {s(f.name)}, "path": {s(f.path)}, "rule": {s(f.rule)}, "severity": {s(f.severity)}, '

@@ -9,6 +9,7 @@ from typing import TextIO
 
 from auditor import TOOL_NAME, targets
 from auditor.report import location
+from auditor.report.component_lines import component_lines
 from auditor.report.model import Report
 
 MAX_FINDINGS = 100
@@ -80,6 +81,9 @@ def lines(report: Report) -> list[str]:
         row += " " + ", ".join(f"{c.rule} {c.name} ×{c.count} (−{c.points:g})" for c in costs) + " |"
         out.append(row)
     out.append("")
+    parts = component_lines(report)
+    if parts:
+        out += ["### Components", ""] + [f"- {_cell(line)}" for line in parts] + [""]
     if report.findings:
         shown = report.findings[:MAX_FINDINGS]
         out += [f"### Findings ({len(report.findings)})", "", "| where | rule | severity | message |",

@@ -4,6 +4,7 @@ Reporters import this module, never the pipeline."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from auditor.config.settings import Settings
 from auditor.portability.verdict import verdicts
 
 if TYPE_CHECKING:
+    from auditor.analysis.components import Component, Layout
     from auditor.checks.base import Rule
     from auditor.discover.files import SourceFile
     from auditor.fix.floor import TorchFloor
@@ -41,6 +43,43 @@ class ScanResult:
     ignore: list[str] | None = None
     selected: list[Rule] | None = field(default=None, repr=False)
     floor: TorchFloor | None = None  # the project's torch floor the fixes were judged against
+    layout: Layout | None = field(default=None, repr=False)  # the components (auditor.analysis.components)
+    _relative: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def component_of(self, path: str) -> str | None:
+        """The component a reported path (relative to `root`) belongs to; None without a layout."""
+        if self.layout is None:
+            return None
+        relative = self._relative.get(path)
+        if relative is None:
+            scan_root = self.scan_root or self.root
+            if scan_root == self.root:
+                relative = path
+            else:
+                relative = os.path.relpath(os.path.join(self.root, path), scan_root).replace(os.sep, "/")
+                relative = path if relative.startswith("../") else relative
+            self._relative[path] = relative
+        return self.layout.of(relative)
+
+    def components(self) -> list[Component]:
+        """The components the scanned files belong to, shipped ones first."""
+        if self.layout is None:
+            return []
+        for source in self.files:
+            self.component_of(source.display)
+        return self.layout.components()
+
+    def headline(self) -> tuple[list[Finding], list[FileError]]:
+        """The findings and errors of what the repository ships (its shipped components; when
+        none is shipped, every file but tests, examples, docs, benchmarks, containers and CI)."""
+        if self.layout is None:
+            return self.findings, self.errors
+        components = self.components()
+        shipped = {c.name for c in components if c.shipped}
+        if not shipped:
+            shipped = {c.name for c in components if c.kind in self.layout.fallback}
+        return ([f for f in self.findings if self.component_of(f.path) in shipped],
+                [e for e in self.errors if self.component_of(e.path) in shipped])
 
     @property
     def rules(self) -> list[Rule]:
@@ -85,4 +124,40 @@ class Report:
     def verdicts(self) -> dict[str, Verdict]:
         """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
         finding that is not suppressed."""
-        return verdicts(self.result.findings, self.result.errors)
+        return verdicts(*self.result.headline())
+
+    @cached_property
+    def components(self) -> list[ComponentJudgement]:
+        """Every component with its own verdicts and scores, judged like the headline on its own
+        findings (a tests component counts its test-only findings)."""
+        # the scores: only a report that shows components
+        from auditor.model import withheld_reason
+        from auditor.portability.score import compute_scores
+
+        by_name: dict[str, tuple[list[Finding], list[FileError]]] = {}
+        for f in self.result.findings:
+            by_name.setdefault(self.result.component_of(f.path) or "", ([], []))[0].append(f)
+        for e in self.result.errors:
+            by_name.setdefault(self.result.component_of(e.path) or "", ([], []))[1].append(e)
+        out = []
+        for component in self.result.components():
+            findings, errors = by_name.get(component.name, ([], []))
+            out.append(ComponentJudgement(
+                component, verdicts(findings, errors, count_tests=component.kind == "tests"),
+                compute_scores(findings, self.settings.overall_targets, withheld_reason(errors)), len(findings)))
+        return out
+
+
+@dataclass(frozen=True)
+class ComponentJudgement:
+    """One component of the repository with its verdict and score per target."""
+
+    component: Component
+    verdicts: dict[str, Verdict]
+    scores: Scores
+    findings: int
+
+    def to_dict(self) -> dict:
+        return {**self.component.to_dict(), "shipped": self.component.shipped, "findings": self.findings,
+                "verdicts": {t: v.to_dict() for t, v in self.verdicts.items()},
+                "scores": self.scores.score_map()}

@@ -17,6 +17,7 @@ from auditor.fix.applicability import fix_counts
 from auditor.model import CATEGORIES, SEVERITIES
 from auditor.portability.score import Scores
 from auditor.portability.verdict import Verdict, verdicts
+from auditor.report.component_lines import component_lines
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def render_text(result: ScanResult, scores: Scores, console: Console, quiet: boo
         _errors(result, console)
     _summary(result, console)
     _fixes(result, console, unsafe_fixes)
-    _scores(scores, console, verdicts(result.findings, result.errors))
+    _scores(scores, console, verdicts(*result.headline()))
 
 
 def _raise_broken_pipe() -> None:
@@ -77,6 +78,15 @@ def render(report: Report, out: TextIO) -> None:
         console.print(Text(line, style="dim"))
     _fixes(SimpleNamespace(findings=report.findings, floor=report.result.floor), console, report.unsafe_fixes)
     _scores(report.scores, console, report.verdicts)
+    _components(report, console)
+
+
+def _components(report: Report, console: Console) -> None:
+    lines = component_lines(report)
+    if lines:
+        console.print(Text("Components (the headline judges what the repository ships):", style="bold"))
+        for line in lines:
+            console.print(Text(_clean(f"  {line}")))
 
 
 def _suppressed(report: Report, console: Console) -> None:
