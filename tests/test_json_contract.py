@@ -27,7 +27,8 @@ BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
                 "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix", "component"}
 # format 6: the repository's parts, shipped ones first (auditor.analysis.components)
-COMPONENT_KEYS = {"name", "kind", "paths", "shipped", "findings", "verdicts", "scores"}
+COMPONENT_KEYS = {"name", "kind", "paths", "shipped", "findings", "features", "verdicts", "scores"}
+FEATURE_KEYS = {"name", "rule", "path", "line", "verdicts"}  # an opt-in NVIDIA-only feature
 COMPONENT_KINDS = {"package", "program", "examples", "scripts", "tests", "benchmarks", "docs", "containers", "ci",
                    "other"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
@@ -38,7 +39,7 @@ VERDICTS = {"runs", "runs-degraded", "fails", "unknown"}
 # format 5: the targets of the registry (rules/targets.toml), in report order, and the set `overall` averages
 PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "npu", "cpu"]
 PINNED_OVERALL = {"name": "core", "version": 1, "members": ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]}
-CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
+CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test", "feature"}
 EFFECTS = {"works", "degrades", "raises"}
 GRADES = {"A", "B", "C", "D", "F"}
 
@@ -322,6 +323,7 @@ def test_components(repo, capsys):
         assert set(c["verdicts"]) == set(TARGETS) and set(c["scores"]) == {*TARGETS, "overall"}
         assert all(v["verdict"] in VERDICTS for v in c["verdicts"].values())
         assert all(isinstance(p, str) for p in c["paths"])
+        assert all(set(f) == FEATURE_KEYS and set(f["verdicts"]) == set(TARGETS) for f in c["features"])
     names = {c["name"] for c in components}
     assert all(f["component"] in names for f in report["findings"])
     assert sum(c["findings"] for c in components) == len(report["findings"])

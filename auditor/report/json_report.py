@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 # format 4, so adding a target moves no gate); `incomplete` (null, or why scores are withheld: files
 # failed with an internal error), and then `scores`/`grades` values are null and a verdict that
 # would not be `fails` is `unknown`, whose reasons have `rule` and `line` null and the file's path.
-# 6: `components` (the parts of the repository: [{name, kind, paths, shipped, findings, verdicts,
-# scores}], shipped ones first) and each finding's `component` (its component's name); the headline
+# 6: `components` (the parts of the repository: [{name, kind, paths, shipped, findings, features,
+# verdicts, scores}], shipped ones first; `features`: its opt-in NVIDIA-only features, [{name, rule,
+# path, line, verdicts}], verdicts by target) and each finding's `component` (its component's name);
+# the `feature` context; the headline
 # `scores`, `grades`, `verdicts` and `costs` judge the shipped components only (the package(s), or
 # the programs when none ships); `summary` still counts every finding.
 FORMAT_VERSION = 6

@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from auditor.config.settings import Settings
-from auditor.portability.verdict import verdicts
+from auditor.portability.verdict import features, verdicts
 
 if TYPE_CHECKING:
     from auditor.analysis.components import Component, Layout
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from auditor.gates.judge import GateOutcome
     from auditor.model import FileError, Finding
     from auditor.portability.score import Scores
-    from auditor.portability.verdict import Verdict
+    from auditor.portability.verdict import Feature, Verdict
 
 
 @dataclass
@@ -142,9 +142,11 @@ class Report:
         out = []
         for component in self.result.components():
             findings, errors = by_name.get(component.name, ([], []))
+            tests = component.kind == "tests"
             out.append(ComponentJudgement(
-                component, verdicts(findings, errors, count_tests=component.kind == "tests"),
-                compute_scores(findings, self.settings.overall_targets, withheld_reason(errors)), len(findings)))
+                component, verdicts(findings, errors, count_tests=tests),
+                compute_scores(findings, self.settings.overall_targets, withheld_reason(errors)), len(findings),
+                tuple(features(findings if tests else [f for f in findings if "test" not in (f.context or "").split("+")]))))
         return out
 
 
@@ -156,8 +158,10 @@ class ComponentJudgement:
     verdicts: dict[str, Verdict]
     scores: Scores
     findings: int
+    features: tuple[Feature, ...] = ()  # its opt-in NVIDIA-only features, each with its own verdicts
 
     def to_dict(self) -> dict:
         return {**self.component.to_dict(), "shipped": self.component.shipped, "findings": self.findings,
+                "features": [feature.to_dict() for feature in self.features],
                 "verdicts": {t: v.to_dict() for t, v in self.verdicts.items()},
                 "scores": self.scores.score_map()}
