@@ -62,8 +62,8 @@ class Configured:
 class _Rules:
     shipped: frozenset[str]
     folders: dict[str, str]  # folder name -> kind
-    files: list[tuple[str, str]]  # (pattern, kind)
-    packaging: tuple[str, ...]
+    files: list[tuple[re.Pattern, str]]  # (the kind's file-name patterns as one regex, kind)
+    packaging: re.Pattern
     kernels: tuple[str, ...]
     fallback: frozenset[str]  # what the headline judges when nothing is shipped
 
@@ -71,11 +71,16 @@ class _Rules:
 def _rules() -> _Rules:
     table = load_table("components")
     folders = {name.lower(): kind for kind, names in table.get("folders", {}).items() for name in names}
-    files = [(pattern.lower(), kind) for kind, patterns in table.get("files", {}).items() for pattern in patterns]
+    files = [(_globs(patterns), kind) for kind, patterns in table.get("files", {}).items()]
     return _Rules(frozenset(table.get("shipped", (PACKAGE, PROGRAM))), folders, files,
-                  tuple(p.lower() for p in table.get("packaging", {}).get("files", ())),
+                  _globs(table.get("packaging", {}).get("files", ())),
                   tuple(table.get("kernels", {}).get("suffixes", ())),
                   frozenset(table.get("fallback", (OTHER, "scripts"))))
+
+
+def _globs(patterns: list[str] | tuple[str, ...]) -> re.Pattern:
+    """fnmatch patterns (lower-cased) as one compiled regex: a path is matched once per kind."""
+    return re.compile("|".join(fnmatch.translate(p.lower()) for p in patterns) or r"(?!)")
 
 
 def kinds() -> tuple[str, ...]:
@@ -135,11 +140,10 @@ class Layout:
                 return kind, kind, "/".join(parts[:depth + 1])
         lowered = relative.lower()
         base = parts[-1].lower()
-        if len(parts) == 1 or lowered.startswith("requirements/"):
-            if any(fnmatch.fnmatchcase(lowered, p) for p in self.rules.packaging):
-                return self._headline(relative)
+        if (len(parts) == 1 or lowered.startswith("requirements/")) and self.rules.packaging.match(lowered):
+            return self._headline(relative)
         for pattern, kind in self.rules.files:
-            if fnmatch.fnmatchcase(base, pattern):
+            if pattern.match(base):
                 return kind, kind, relative
         if self.ships_package:
             if base.endswith(self.rules.kernels):  # native sources the package's build compiles
