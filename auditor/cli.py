@@ -245,9 +245,12 @@ def scan(
     settings = replace(settings, progress=_show_progress(settings))
     if show_fixes and not (fix or diff):
         raise UsageProblem("--show-fixes lists what --fix or --diff changes; add one of them")
-    return execute(given, settings, Request(output=output, color=color.value, write_baseline=write_baseline,
-                                            add_noqa=add_noqa, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes,
-                                            show_fixes=show_fixes))
+    request = Request(output=output, color=color.value, write_baseline=write_baseline, add_noqa=add_noqa, fix=fix,
+                      diff=diff, unsafe_fixes=unsafe_fixes, show_fixes=show_fixes)
+    try:
+        return execute(given, settings, request)
+    except EOFError as exc:  # click would report it as Ctrl-C ("interrupted", exit 130): it is a failure
+        raise RuntimeError(f"unexpected end of data from a child process ({exc or 'EOF'})") from None
 
 
 def _existing_paths(paths: list[Path] | None) -> list[str]:
@@ -404,5 +407,8 @@ def _standard_streams() -> None:
 
 
 def entry_point() -> None:
+    from auditor.interpreter import make_path_safe
+
+    make_path_safe()  # what this process and its children import never comes from the checkout
     _standard_streams()
     sys.exit(main())

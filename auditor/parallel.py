@@ -160,13 +160,13 @@ def _context(tasks: Sequence[Task]) -> multiprocessing.context.BaseContext:
     forked worker's resident memory starts at the parent's (CLI, discovery and cache state)."""
     import multiprocessing
 
+    from auditor.interpreter import context_for, forkserver_context
+
     methods = multiprocessing.get_all_start_methods()
     big = sum(t[2] for t in tasks) >= POOL_PREFILTER_BYTES or max(t[2] for t in tasks) >= LARGE_FILE_BYTES
     if big and "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(WORKER_MODULES)
-        return context
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        return forkserver_context(WORKER_MODULES)  # started isolated from the working directory
+    return context_for("fork" if "fork" in methods else "spawn")
 
 
 def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
@@ -203,7 +203,8 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
                     _check_here(runtime, [t for t in remaining if t[0] not in done], hashing, outcomes, advance)
                     break
                 remaining = [t for t in remaining if t[0] not in done]
-            except OSError as exc:  # no pool at all (no /dev/shm, no processes left): nothing crashed
+            except (OSError, EOFError) as exc:  # no pool at all (no /dev/shm, no processes, a server that
+                # died starting): nothing crashed
                 warnings.append(f"parallel checking failed ({type(exc).__name__}: {exc}); finishing in one process")
                 _check_here(runtime, [t for t in remaining if t[0] not in done], hashing, outcomes, advance)
                 break
