@@ -156,8 +156,8 @@ def scan(
         "--write-baseline", help="Record every current finding (and unreadable file) in FILE.",
         rich_help_panel=BASELINES)] = None,
     diff_base: Annotated[str | None, typer.Option(
-        "--diff-base", help="Report and gate only findings on lines changed since this git ref (staged, "
-        "unstaged and untracked changes included).", rich_help_panel=BASELINES)] = None,
+        "--diff-base", help="Report and gate only findings on lines changed since the branch left this git ref "
+        "(its merge-base with HEAD, as REF...HEAD; staged, unstaged and untracked changes included).", rich_help_panel=BASELINES)] = None,
     add_noqa: Annotated[bool, typer.Option(
         "--add-noqa", help="Write a suppression comment on the line of every current finding, then exit.",
         rich_help_panel=BASELINES)] = False,
