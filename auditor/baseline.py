@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from auditor import TOOL_NAME, __version__
 from auditor.config import ConfigError
 from auditor.model import FileError, Finding
-from auditor.textio import replace_atomically
+from auditor.safe_files import write_requested
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -86,8 +86,9 @@ class Comparison:
 
 
 def write_baseline(path: str, findings: list[Finding], errors: list[FileError], root: str,
-                   scores: dict[str, float]) -> int:
-    """Record findings and errors (paths relative to the baseline's folder); returns the entry count."""
+                   scores: dict[str, float], guarded: list[str] | None = None) -> int:
+    """Record findings and errors (paths relative to the baseline's folder); returns the entry count.
+    `guarded`: folders where the write follows no link (auditor/safe_files.py; default: the cwd)."""
     folder = os.path.dirname(os.path.abspath(path))
     relative = _relative_to(folder, root, [f.path for f in findings] + [e.path for e in errors])
     entries = []
@@ -106,7 +107,7 @@ def write_baseline(path: str, findings: list[Finding], errors: list[FileError], 
     }
     document["errors"] = [{"path": p, "kind": k} for p, k in document["errors"]]
     text = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    replace_atomically(path, text.encode("utf-8"), ".baseline-")
+    write_requested(path, text.encode("utf-8"), guarded if guarded is not None else [os.getcwd()])
     return len(entries)
 
 
