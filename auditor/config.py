@@ -31,7 +31,7 @@ GATE_TARGETS = ("overall", *TARGETS)
 # The rules an in-house catalogue entry may name (the dependency and kernel-library rules).
 PACKAGE_RULE = "nvidia-only-runtime-package"
 MODULE_RULE = "gpu-kernel-library"
-_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+_VERSION = re.compile(r"^\d{1,9}(\.\d{1,9}){0,2}$")
 
 
 class ConfigError(Exception):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 ASSUMED_FLOOR = "2.0"  # what an unknown floor is taken to be (the oldest release the catalogue checked)
 MAX_FLOOR_FILE_BYTES = 1024 * 1024
-_VERSION_ARG = re.compile(r"\d+(\.\d+){0,2}")
+_VERSION_ARG = re.compile(r"\d{1,9}(\.\d{1,9}){0,2}")  # bounded: int() refuses 4,300 digits (D22)
 
 FloorReader = Callable[[str], Iterable[str]]
 FLOOR_READERS: dict[str, FloorReader] = {}
@@ -47,7 +47,7 @@ def version_tuple(version: str) -> tuple[int, ...]:
     """"2.3.1+cu121" -> (2, 3, 1); "2.4.0a0" -> (2, 4, 0); "2.4.*" -> (2, 4)."""
     parts: list[int] = []
     for piece in version.split("+", 1)[0].split("."):
-        digits = re.match(r"\d+", piece)
+        digits = re.match(r"\d{1,9}", piece)
         if digits is None:
             break
         parts.append(int(digits.group(0)))
