@@ -9,20 +9,21 @@ becomes an error entry rather than an exception.
 
 The walk is on the hot path of every run (23k files in a large checkout), so it avoids a stat
 or a relpath per file: display paths are built by string concatenation, virtualenvs and
-.gitignore files are spotted in the directory listing, and each .gitignore gets one combined
-regex that rejects the common no-match case before pathspec's per-pattern check runs."""
+.gitignore files are spotted in the directory listing, and each .gitignore gets combined regexes
+that reject the common no-match case before any pattern is tried (auditor/gitignore.py, which
+matches in bounded time whatever the patterns)."""
 
 from __future__ import annotations
 
 import errno
 import fnmatch
 import os
-import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from auditor.gitignore import Layer
 from auditor.kinds import match as match_kind
 from auditor.model import FileError
 
@@ -36,7 +37,6 @@ SKIPPED_DIRS = frozenset({
 # cache-directory standard that pip, cargo and others follow).
 MARKER_FILES = ("pyvenv.cfg", "CACHEDIR.TAG")
 IGNORE_FILE_BYTES = 1024 * 1024  # a .gitignore larger than this is not read
-_ANY_FOLDERS = "^(?:.+/)?"  # how pathspec starts the regex of a pattern without a slash
 
 
 @dataclass(frozen=True)
@@ -99,79 +99,42 @@ def shown_name(name: str) -> str:
     return name
 
 
-class _Layer:
-    """One .gitignore file: its folder (with a trailing separator) and its compiled patterns."""
-
-    __slots__ = ("base", "spec", "quick")
-
-    def __init__(self, base: str, lines: list[str]) -> None:
-        import pathspec
-
-        self.base = base
-        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        self.quick = _combined_regex(self.spec)
-
-    def decide(self, path: str, is_dir: bool) -> bool | None:
-        """True ignored, False re-included by a negation, None no pattern matched."""
-        if not path.startswith(self.base):
-            return None
-        rel = path[len(self.base):].replace(os.sep, "/")
-        if is_dir:
-            rel += "/"
-        if self.quick is not None and self.quick.match(rel) is None:
-            return None
-        return self.spec.check_file(rel).include
-
-
-def _combined_regex(spec: object) -> re.Pattern[str] | None:
-    """One regex matching whatever any pattern of the file matches (None when it cannot be built)."""
-    # Most patterns are unanchored ("*.pyc", "build/") and start with the same "any folders"
-    # prefix; factoring it out keeps the regex from backtracking once per pattern.
-    floating, anchored = [], []
-    for pattern in getattr(spec, "patterns", ()):
-        regex = getattr(pattern, "regex", None)
-        if getattr(pattern, "include", None) is None or regex is None:
-            continue
-        source = re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)
-        if source.startswith(_ANY_FOLDERS):
-            floating.append(source[len(_ANY_FOLDERS):])
-        else:
-            anchored.append(source)
-    branches = [f"(?:{'|'.join(anchored)})"] if anchored else []
-    if floating:
-        branches.append(f"{_ANY_FOLDERS}(?:{'|'.join(floating)})")
-    try:
-        return re.compile("|".join(branches) or r"(?!)")
-    except re.error:
-        return None
-
-
 class _GitIgnore:
     """The .gitignore files met on the way down, deepest last; the deepest decisive one wins."""
 
     def __init__(self, stamps: list[list] | None = None) -> None:
-        self.layers: list[_Layer] = []
+        self.layers: list[Layer] = []
         self.stamps = stamps
 
     def load(self, directory: str, filename: str = ".gitignore") -> bool:
         if self.stamps is not None:
             _stamp(self.stamps, os.path.join(directory, filename))
-        from auditor.textio import SourceError, read_regular_file
+        from auditor.textio import SourceError, read_regular_file, split_lines
 
         try:  # as git: never through a link, never a FIFO; a capped size
             data = read_regular_file(os.path.join(directory, filename), IGNORE_FILE_BYTES)
-            layer = _Layer(os.path.join(directory, ""), data.decode("utf-8", "replace").splitlines())
+            layer = Layer(os.path.join(directory, ""), split_lines(data.decode("utf-8", "replace")))
         except (SourceError, ValueError):  # an unreadable, special or malformed .gitignore ignores nothing
             return False
         self.layers.append(layer)
         return True
 
     def ignored(self, path: str, is_dir: bool) -> bool:
+        """Whether the patterns ignore `path` itself (the walk never enters an ignored folder)."""
         for layer in reversed(self.layers):
-            verdict = layer.decide(path, is_dir)
+            verdict = layer.decide(path, is_dir, os.sep)
             if verdict is not None:
                 return verdict
         return False
+
+    def ignored_within(self, path: str, is_dir: bool, top: str) -> bool:
+        """Whether `path` or a folder above it, below `top`, is ignored (where no walk came down)."""
+        here = os.path.dirname(path)
+        folders = []
+        while len(here) > len(top) and here.startswith(top):
+            folders.append(here)
+            here = os.path.dirname(here)
+        return any(self.ignored(folder, True) for folder in reversed(folders)) or self.ignored(path, is_dir)
 
 
 def repository_root(directory: str) -> str | None:
@@ -332,7 +295,7 @@ class _ExplicitFiles:
             here = os.path.dirname(here)
         if self.excludes and self.excludes.match(os.path.basename(path), "", path):
             return "excluded (--force-exclude)"
-        if self.respect_gitignore and self._gitignore(folder).ignored(path, False):
+        if self.respect_gitignore and self._gitignore(folder).ignored_within(path, False, stop):
             return "excluded by .gitignore (--force-exclude)"
         return None
 
@@ -370,6 +333,9 @@ class _Walk:
         prefix = "" if prefix == "." else prefix + "/"
         if self.ignore is not None:
             _load_parents(self.ignore, top, self.stamps)
+            repo = repository_root(top)
+            if repo is not None and self.ignore.layers and self.ignore.ignored_within(top, True, repo):
+                return  # the folder named is itself ignored from above: as git, nothing in it counts
         # (directory, its display prefix, .gitignore layers that apply above it)
         stack: list[tuple[str, str, int]] = [(top, prefix, len(self.ignore.layers) if self.ignore else 0)]
         while stack:
