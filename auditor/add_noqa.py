@@ -161,11 +161,11 @@ def _same_meaning(old: str, new: str, kind: str) -> bool:
     if kind in ("yaml", "compose", "conda"):
         return _same_yaml(old, new)
     if kind == "pyproject" or kind.endswith("toml"):
-        import tomllib
+        from auditor import toml_guard
 
         try:
-            return tomllib.loads(old) == tomllib.loads(new)
-        except tomllib.TOMLDecodeError:
+            return toml_guard.loads(old) == toml_guard.loads(new)
+        except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
             return False
     return True
 

@@ -197,10 +197,12 @@ def _has_table(pyproject: str) -> bool:
 def _parse(data: bytes, path: str) -> dict:
     import tomllib
 
+    from auditor import toml_guard
+
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} kB; not a configuration file")
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return toml_guard.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix it or run with --isolated") from None
     except RecursionError:  # tomllib recurses once per nested array or table

@@ -115,28 +115,28 @@ class Runtime:
     def check_with_digest(self, source: SourceFile, hashing: bool,
                           expected: str | None = None) -> tuple[FileResult | None, str | None]:
         """Read and check a file; with `hashing`, also a digest of the bytes checked (for the cache).
-        The result is None when the digest equals `expected` (the cached one): nothing to check."""
-        data, error = read_bytes(source, self.max_bytes)
-        if error is not None:
-            return FileResult(source.display, errors=[error]), None
-        if hashing:
-            from auditor.cache import digest
+        The result is None when the digest equals `expected` (the cached one): nothing to check.
+        Whatever goes wrong with this one file (even MemoryError) is this file's error entry."""
+        try:
+            data, error = read_bytes(source, self.max_bytes)
+            if error is not None:
+                return FileResult(source.display, errors=[error]), None
+            if hashing:
+                from auditor.cache import digest
 
-            content = digest(data)
-            if content == expected:
-                return None, content
-            return self.check_data(source, data), content
-        return self.check_data(source, data), None
+                content = digest(data)
+                if content == expected:
+                    return None, content
+                return self.check_data(source, data), content
+            return self.check_data(source, data), None
+        except Exception as exc:
+            return failed_file(source.display, exc), None
 
     def check_data(self, source: SourceFile, data: bytes) -> FileResult:
         try:
             return self._check(source, data)
-        except RecursionError:  # a reader (TOML, JSON, YAML) recursing once per level of the file's nesting
-            return FileResult(source.display, errors=[FileError(
-                source.display, "parse", "nested too deeply to read; not scanned")])
         except Exception as exc:  # a bug in one rule must not lose the other files' findings
-            return FileResult(source.display, errors=[FileError(
-                source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
+            return failed_file(source.display, exc)
 
     def _check(self, source: SourceFile, data: bytes) -> FileResult:
         # A file the prefilter or its kind's gate rules out holds no finding; it is only read when it
@@ -230,6 +230,17 @@ class Runtime:
         """The check_file hooks of the rules that read this kind."""
         for rule in self.by_kind.get(kind, []):
             rule.check_file(ctx)
+
+
+def failed_file(path: str, exc: Exception) -> FileResult:
+    """The error entry of a file whose check raised: the run and the other files go on."""
+    if isinstance(exc, RecursionError):  # a reader (TOML, JSON, YAML) recursing once per level of nesting
+        return FileResult(path, errors=[FileError(path, "parse", "nested too deeply to read; not scanned")])
+    if isinstance(exc, MemoryError):  # the worker's memory backstop, or the machine's
+        return FileResult(path, errors=[FileError(path, "crash", "ran out of memory while checking this file; "
+                                                                  "not scanned")])
+    return FileResult(path, errors=[FileError(
+        path, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
 
 
 def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Module | None = None) -> FileResult:

@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from auditor import toml_guard
 from auditor.catalogue import Catalogue, load_table
 
 TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
@@ -339,7 +340,7 @@ class ProjectInfo:
         text = self._read(os.path.join(root, "pyproject.toml"), 1_000_000)
         if text:
             try:
-                name = tomllib.loads(text).get("project", {}).get("name")
+                name = toml_guard.loads(text).get("project", {}).get("name")
             except (tomllib.TOMLDecodeError, AttributeError, RecursionError):  # a hostile file: no name
                 name = None
             if isinstance(name, str) and name:

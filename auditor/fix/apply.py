@@ -358,11 +358,11 @@ def _json_layout(text: str) -> tuple[int, bool, str] | None:
 
 
 def _toml_problem(text: str) -> str | None:
-    import tomllib
+    from auditor import toml_guard
 
     try:
-        tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        toml_guard.loads(text)
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
         return _first_line(exc)
     return None
 

@@ -140,11 +140,11 @@ def _requirements(text: str) -> Iterable[str]:
 
 @floor_reader("pyproject")
 def _pyproject(text: str) -> Iterable[str]:
-    import tomllib
+    from auditor import toml_guard
 
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+        data = toml_guard.loads(text)
+    except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
         return []
     strings: list[str] = []
     project = _table(data.get("project"))
