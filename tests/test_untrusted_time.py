@@ -79,10 +79,10 @@ def test_stacked_decorators_take_linear_time(tmp_path):
     def separate(n: int) -> str:
         return "import torch\n" + "@torch.cuda.amp.autocast()\ndef f():\n    pass\n" * n
 
-    worst, normal = scan_of(tmp_path, "stack.py", stacked(200)), scan_of(tmp_path, "apart.py", separate(200))
-    assert len(findings_of(worst(), "stack.py")) == len(findings_of(normal(), "apart.py")) == 200
+    worst, normal = scan_of(tmp_path, "stack.py", stacked(500)), scan_of(tmp_path, "apart.py", separate(500))
+    assert len(findings_of(worst(), "stack.py")) == len(findings_of(normal(), "apart.py")) == 500
     assert ratio(worst, normal, repeat=2) < 3
-    double = scan_of(tmp_path, "double.py", stacked(400))
+    double = scan_of(tmp_path, "double.py", stacked(1000))
     assert ratio(double, worst, repeat=2) < 3
 
 
