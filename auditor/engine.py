@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from auditor.config import ConfigError, Settings, nearest
 from auditor.discover import Discovery, SourceFile, discover, tree_unchanged
 from auditor.kinds import BY_NAME as KINDS_BY_NAME
-from auditor.model import FileError, FileResult, Finding
+from auditor.model import MAX_FINDINGS_PER_FILE, OMITTED, FileError, FileResult, Finding, omitted_error
 from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_python, decode_text, read_regular_file, text_problem
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
@@ -172,9 +172,9 @@ class Runtime:
                 check = self._checks[kind.check] = getattr(import_module(where), function)
             result = check(self, source, text)
             if kind.own_suppressions:  # a notebook applies them to its cells' text, then maps the lines
-                return result
+                return capped(result)
         self.suppress(source, text, result)
-        return result
+        return capped(result)
 
     def suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
         """Apply the file's suppression comments, in its kind's comment syntax (auditor.kinds); report
@@ -189,8 +189,8 @@ class Runtime:
             return
         applied = suppress.apply(result.findings, directives, kind.suppress_above)
         result.findings, result.suppressed = applied.kept, applied.suppressed
-        if self.unused_rule is None:
-            return
+        if self.unused_rule is None or any(error.kind == OMITTED for error in result.errors):
+            return  # with findings not kept, a directive silencing nothing kept may silence one of them
         from auditor.context import FileContext
         from auditor.model import Edit, Fix
 
@@ -232,6 +232,19 @@ class Runtime:
             rule.check_file(ctx)
 
 
+def capped(result: FileResult) -> FileResult:
+    """At most MAX_FINDINGS_PER_FILE findings per file whatever made them (the contexts cap each
+    part of a file; a notebook joins two), the rest counted in an error entry."""
+    if len(result.findings) <= MAX_FINDINGS_PER_FILE:
+        return result
+    from collections import Counter
+
+    rest = Counter(f.rule for f in result.findings[MAX_FINDINGS_PER_FILE:])
+    result.findings = result.findings[:MAX_FINDINGS_PER_FILE]
+    result.errors = [*result.errors, omitted_error(result.path, dict(rest))]
+    return result
+
+
 def failed_file(path: str, exc: Exception) -> FileResult:
     """The error entry of a file whose check raised: the run and the other files go on."""
     if isinstance(exc, RecursionError):  # a reader (TOML, JSON, YAML) recursing once per level of nesting
@@ -266,7 +279,7 @@ def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResul
     ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
     ctx.scan_root = runtime.root  # type: ignore[attr-defined]  # and the folder they must stay in
     runtime.run_file_rules(source.kind, ctx)
-    return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.errors,
+    return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.result_errors(),
                       parsed=True)
 
 
@@ -686,7 +699,11 @@ class _Scan:
         held_bytes = 0
         for index in misses:
             source = self.files[index]
-            data, error = read_bytes(source, self.options.max_bytes)
+            try:
+                data, error = read_bytes(source, self.options.max_bytes)
+            except Exception as exc:  # this file's error; the others go on
+                self._record(index, failed_file(source.display, exc), None)
+                continue
             if error is not None:
                 self._record(index, FileResult(source.display, errors=[error]), None)
                 continue

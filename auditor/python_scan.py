@@ -10,7 +10,7 @@ import libcst as cst
 
 from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
-from auditor.context import PythonContext
+from auditor.context import FindingList, PythonContext
 from auditor.deep import run_deep
 from auditor.guard import guard_python
 from auditor.model import FileError, FileResult, Finding
@@ -123,7 +123,7 @@ def _scan(path: str, text: str, walker: Walker, catalogue: Catalogue,
     if after_walk is not None:
         after_walk(ctx)
     result.findings = place_findings(ctx, floor, hidden, gate_extra)
-    result.errors.extend(ctx.errors)
+    result.errors.extend(ctx.result_errors())
     return result
 
 
@@ -133,7 +133,8 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
     fixes, drop duplicates and superseded ones, sort."""
     from auditor.analysis.placement import Placer
 
-    findings = list(ctx.findings)
+    findings = FindingList(ctx.omitted)  # at most MAX_FINDINGS_PER_FILE, the rest counted
+    findings.extend(ctx.findings)
     planned: dict[int, PlannedFix] = {}
     if ctx.pending:
         from auditor.fix.build import plan_fixes

@@ -181,7 +181,7 @@ def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResul
         ctx.state[STATE] = magics_document(notebook)
         runtime.run_file_rules("notebook", ctx)
         shell = ctx.findings
-        result.errors.extend(_in_cells(ctx.errors, notebook))
+        result.errors.extend(_in_cells(ctx.result_errors(), notebook))
     if runtime.may_match(notebook.code.encode("utf-8", "replace")):  # markdown and outputs do not count
         # `!nvidia-smi` in a cell keeps the code's accelerator swaps back as a CUDA call would
         findings.extend(_python_findings(runtime, source, notebook, result, tuple(shell)))
