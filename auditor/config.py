@@ -254,6 +254,20 @@ KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "exclude", "ext
 CATALOGUE_KEYS = ("gpu-only-packages", "gpu-only-modules", "portable-modules")
 
 
+# A repository's configuration is untrusted: lists this long (40,000 excludes or in-house
+# packages took minutes; issue 20, D13 and D18) are no configuration anyone writes.
+MAX_LIST_ENTRIES = 1000
+MAX_ENTRY_CHARS = 1000
+
+
+def _bounded(values: list, key: str, reader: "_Reader") -> None:
+    if len(values) > MAX_LIST_ENTRIES:
+        raise reader.fail(key, f"has {len(values):,} entries; at most {MAX_LIST_ENTRIES:,} are read")
+    long = next((v for v in values if isinstance(v, str) and len(v) > MAX_ENTRY_CHARS), None)
+    if long is not None:
+        raise reader.fail(key, f"has an entry of {len(long):,} characters; at most {MAX_ENTRY_CHARS:,}")
+
+
 class _Reader:
     """Typed access to one table, with errors that name the file and the key."""
 
@@ -272,6 +286,7 @@ class _Reader:
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
+        _bounded(value, key, self)
         return tuple(value)
 
     def boolean(self, key: str) -> bool | None:
@@ -367,6 +382,7 @@ def settings_from_table(table: dict, path: str, explicit: bool = False) -> dict[
     if pfi is not None:
         if not isinstance(pfi, dict):
             raise reader.fail("per-file-ignores", 'must be a table of glob = ["CODE", ...]')
+        _bounded(list(pfi), "per-file-ignores", reader)
         entries = []
         for glob, codes in pfi.items():
             sub = _Reader({glob: codes}, f"{where} per-file-ignores")
@@ -446,6 +462,7 @@ def _entries(value: Any, key: str, reader: _Reader, kind: type) -> tuple:
         return ()
     if not isinstance(value, list):
         raise reader.fail(key, "must be a list of names or tables")
+    _bounded(value, key, reader)
     allowed = [f.name for f in fields(kind)]
     entries = []
     for item in value:

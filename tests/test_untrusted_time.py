@@ -123,3 +123,109 @@ def test_ordinary_dotted_keys_still_parse():
 
     text = "[tool.poetry.group.dev.dependencies]\n" + ".".join(["k"] * 63) + " = 1\nv = 'a.b.c.d.e'\n"
     assert toml_guard.loads(text)["tool"]["poetry"]["group"]["dev"]["dependencies"]["k"]
+
+
+def test_dockerfile_exec_form_with_escaped_words_is_linear(tmp_path):
+    """D9: `RUN ["\\u0061", ...]` with 80,000 words took 105 s: each word was searched for as
+    json.dumps wrote it, which is not how the file wrote it, from that word to the end."""
+    def exec_form(word: str, n: int) -> str:
+        return "FROM ubuntu\nRUN [" + ", ".join([word] * n) + ', "nvidia-smi"]\nRUN ["nvidia-smi", "-L"]\n'
+
+    worst = scan_of(tmp_path, "Dockerfile", exec_form('"\\u0061"', 20_000), "worst")
+    normal = scan_of(tmp_path, "Dockerfile", exec_form('"aaaaaa"', 20_000), "normal")
+    assert findings_of(worst(), "Dockerfile") == findings_of(normal(), "Dockerfile") == [(3, "LK603")]
+    assert ratio(worst, normal) < 3
+    double = scan_of(tmp_path, "Dockerfile", exec_form('"\\u0061"', 40_000), "double")
+    assert ratio(double, worst) < 3
+
+
+def test_requirements_build_pips_option_parser_once_per_file(tmp_path, monkeypatch):
+    """D12: pip builds an option parser for every line (about 300 µs a line)."""
+    import pip_requirements_parser as pip_req
+
+    built = []
+    original = pip_req.build_parser
+    monkeypatch.setattr(pip_req, "build_parser", lambda: built.append(1) or original())
+    text = "".join(f"pkg{i}==1.{i}\n" for i in range(300)) + "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+    result = run_scan(write(tmp_path, {"requirements.txt": text + "cupy-cuda12x\n"}))
+    assert {rule for _, rule in findings_of(result, "requirements.txt")} == {"LK502", "LK504"}
+    assert len(built) == 1
+
+
+def test_requirements_and_config_packages_scale_linearly(tmp_path):
+    """Each requirement went through every package row: linear in the rows now (D18 too)."""
+    def requirements(n: int) -> str:
+        return "".join(f"pkg{i}==1.0\n" for i in range(n)) + "cupy-cuda12x\n"
+
+    single, double = (scan_of(tmp_path, "requirements.txt", requirements(n), f"r{n}") for n in (3000, 6000))
+    assert ratio(double, single, repeat=2) < 3
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("requirements.txt", "torch==2.1.0+cu121\n" * 120_000),
+    ("Dockerfile", "FROM ubuntu\nRUN echo a \\\n" + "  && echo nvidia-smi \\\n" * 100_000 + "  && true\n"),
+    ("run.sh", "#!/bin/bash\n" + "nvidia-smi\n" * 200_000),
+])
+def test_line_files_over_2_mb_are_refused_at_once(tmp_path, name, text):
+    """D12: a 10 MB requirements.txt did not finish in 15 minutes; an 8.6 MB Dockerfile
+    continuation ran past 120 s. Real ones are under 100 kB: over 2 MB is `too-large`."""
+    assert len(text) > 2 * 1024 * 1024
+    worst = scan_of(tmp_path, name, text, "worst")
+    normal = scan_of(tmp_path, "notes.md", text, "normal")  # read by nobody: the floor of a run
+    kind, message = errors_of(worst())[name]
+    assert kind == "too-large" and "limit for a" in message
+    assert ratio(worst, normal) < 10
+
+
+def test_tens_of_thousands_of_configured_entries_are_a_configuration_error(tmp_path, capsys):
+    """D13: 40,000 `exclude` globs hung discovery; D18: 40,000 `gpu-only-packages` took 150 s."""
+    from auditor.cli import main
+
+    names = ", ".join(f'"n{i}"' for i in range(40_000))
+    for key in ("exclude", "extend-exclude", "select"):
+        write(tmp_path, {"lockin-auditor.toml": f"{key} = [{names}]\n", "a.py": SYNC})
+        assert main([str(tmp_path), "--no-cache"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "40,000 entries" in err, err
+    for key in ("gpu-only-packages", "gpu-only-modules", "portable-modules"):
+        write(tmp_path, {"lockin-auditor.toml": f"[catalogue]\n{key} = [{names}]\n"})
+        assert main([str(tmp_path), "--no-cache"]) == 2
+        assert "40,000 entries" in capsys.readouterr().err
+    globs = "\n".join(f'"g{i}/*.py" = ["LK1"]' for i in range(1001))
+    write(tmp_path, {"lockin-auditor.toml": f"[per-file-ignores]\n{globs}\n"})
+    assert main([str(tmp_path), "--no-cache"]) == 2
+    assert "1,001 entries" in capsys.readouterr().err
+
+
+def test_exclude_globs_are_matched_in_time_linear_in_their_number():
+    """fnmatch keeps 32,768 compiled patterns: past that, every glob was compiled again per file."""
+    from auditor.discover import _Excludes
+
+    def matcher(n: int):
+        excludes = _Excludes(tuple(f"*skip{i}*" for i in range(n)))
+        return lambda: [excludes.match(f"file{k}.py", f"src/file{k}.py") for k in range(20)]
+
+    assert ratio(matcher(40_000), matcher(20_000), repeat=2) < 5  # compiled again each time: hundreds
+
+
+def test_a_thousand_configured_packages_cost_little(tmp_path, capsys):
+    import json
+
+    from auditor.cli import main
+
+    names = ", ".join(f'"pkg{i}"' for i in range(1000))
+    modules = ", ".join(f'"mod{i}"' for i in range(1000))
+    files = {"requirements.txt": "pkg5\ncupy-cuda12x\n", "a.py": "import mod7\n" + SYNC}
+    plain = write(tmp_path / "plain", files)
+    configured = write(tmp_path / "configured", {
+        **files, "lockin-auditor.toml": f"[catalogue]\ngpu-only-packages = [{names}]\ngpu-only-modules = [{modules}]\n"})
+
+    def audit(folder):
+        return lambda: main([str(folder), "--no-cache", "--format", "json"])
+
+    audit(configured)()
+    report = json.loads(capsys.readouterr().out)
+    found = {(f["path"].rpartition("/")[2], f["line"]) for f in report["findings"]}
+    assert found >= {("requirements.txt", 1), ("a.py", 1)}  # the configured package and module
+    assert ratio(audit(configured), audit(plain)) < 4
+    capsys.readouterr()
