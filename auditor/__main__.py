@@ -6,14 +6,14 @@ checkout that would let a repository's `typer.py` or `rich/` shadow the real one
 helped from here: Python imports `importlib` and the `auditor` package itself before this file
 runs, so a checkout with its own `importlib/` or `auditor/` would still win. Inside an untrusted
 checkout run the `audit` command, or `python -I -m auditor` (see the README's Security section).
-The interpreters this process starts are isolated whatever the cwd (auditor/interpreter.py)."""
+The interpreters this process starts are isolated whatever the cwd (auditor/sandbox/interpreter.py)."""
 
 import os
 import sys
 
 
 def _trusted_path() -> list[str]:
-    """auditor.interpreter.trusted_path, repeated here: importing that module would import
+    """auditor.sandbox.interpreter.trusted_path, repeated here: importing that module would import
     `__future__`, `contextlib` and `typing`, which are not loaded yet and would come from the
     working directory. Only `os` and `sys` (loaded at start-up) are used before the path is safe."""
     cwd = os.path.realpath(os.getcwd())

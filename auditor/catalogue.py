@@ -1,6 +1,9 @@
 """The rule catalogue: data that changes more often than code (API mappings, packages, env vars,
 per-target effects, score weights). It lives in the top-level `rules/` folder of the source tree
-and ships inside the wheel as `auditor/rules/`."""
+and ships inside the wheel as `auditor/rules/`.
+
+Part of the plugin API (README, Extending: plugins): plugins import `ApiEntry` from
+`auditor.catalogue`; keep it importable from here (tests/test_plugin.py checks it)."""
 
 from __future__ import annotations
 
@@ -136,7 +139,7 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
 
 
 def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portable: tuple[str, ...] = ()) -> Catalogue:
-    """`base` plus a project's own entries (auditor.config PackageEntry / ModuleEntry): in-house
+    """`base` plus a project's own entries (auditor.config.entries InHousePackage / InHouseModule): in-house
     GPU-only packages come first in the package table, in-house GPU-only modules are namespaces
     of their rule, portable wrapper modules are never reported."""
     key = (id(base), packages, modules, portable)
@@ -145,6 +148,7 @@ def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portabl
         return cached[1]
     raw = dict(base.raw)
     if packages:
+        # only a configuration that adds packages needs it: a warm run loads no reader
         from auditor.readers import normalize
 
         table = dict(raw.get("packages", {}))

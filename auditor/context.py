@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from auditor.analysis.apply import apply
+from auditor.analysis.placement import Where
+from auditor.analysis.project import NO_FACTS
 from auditor.catalogue import ApiEntry, Catalogue
 from auditor.model import MAX_FINDINGS_PER_FILE, FileError, Finding, omitted_error
-from auditor.names import Resolver, dotted_parts
-from auditor.textio import split_lines
+from auditor.python.names import Resolver, dotted_parts
+from auditor.read.text import split_lines
 
 if TYPE_CHECKING:
-    from auditor.analysis.placement import Where
     from auditor.analysis.project import FileFacts
     from auditor.checks.base import Rule
 
@@ -83,7 +85,7 @@ class FileContext:
 
     @property
     def lines(self) -> list[str]:
-        """The text's lines as Python counts them (textio.split_lines): `\\n`, `\\r\\n` and `\\r`."""
+        """The text's lines as Python counts them (auditor.read.text.split_lines): `\\n`, `\\r\\n` and `\\r`."""
         if self._lines is None:
             self._lines = split_lines(self.text)
         return self._lines
@@ -103,11 +105,8 @@ class FileContext:
         """The finding as its context makes it (analysis.apply): `where` comes from the placement
         of a Python node; other findings get what the file's path and project say. Once the file
         holds MAX_FINDINGS_PER_FILE, only the rule of a finding matters: it is counted, not kept."""
-        from auditor.analysis.apply import apply
-
         if getattr(self.findings, "full", False):
             return self._counted(rule)
-
         snippet = self.lines[line - 1].strip()[:200] if 0 < line <= len(self.lines) else ""
         fields.setdefault("snippet", snippet)
         min_torch = fields.get("min_torch") or rule.min_torch
@@ -149,9 +148,6 @@ class FileContext:
         """The context every finding of this file shares (test-only path, backend module)."""
         cached = self.state.get("__where")
         if cached is None:
-            from auditor.analysis.placement import Where
-            from auditor.analysis.project import NO_FACTS
-
             cached = self.state["__where"] = Where.of_file(self.facts or NO_FACTS)
         return cached
 

@@ -1,4 +1,7 @@
-"""The vocabulary every module shares: categories, severities, targets, findings, errors."""
+"""The vocabulary every module shares: categories, severities, targets, findings, errors.
+
+Part of the plugin API (README, Extending: plugins): plugins import `Category` and `Severity` from
+`auditor.model`; keep them importable from here (tests/test_plugin.py checks it)."""
 
 from __future__ import annotations
 

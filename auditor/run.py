@@ -12,10 +12,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from auditor.config import ConfigError, Settings, nearest
-from auditor.engine import ScanResult
+from auditor.config import ConfigError, nearest
+from auditor.config.settings import Settings
+from auditor.console import silence_stdout, stderr_line
+from auditor.gates.judge import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
 from auditor.model import FileError, Finding
-from auditor.report import REPORTERS, Report, fixable, render
+from auditor.pipeline.scan import scan
+from auditor.portability.score import compute_scores
+from auditor.report import REPORTERS, render
+from auditor.report.model import Report, ScanResult
+from auditor.sandbox.safe_files import requested_output
 
 TRUTHY_OFF = ("", "0", "false")
 STATISTICS_FORMATS = ("text", "concise", "json")
@@ -68,15 +74,10 @@ def choose_format(settings: Settings, stdout: TextIO) -> str:
 
 
 def _note(message: str) -> None:
-    from auditor.cli import stderr_line
-
     stderr_line(f"audit: {message}")
 
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
-    from auditor.engine import scan
-    from auditor.score import compute_scores
-
     fmt = choose_format(settings, sys.stdout)
     if settings.statistics and fmt not in STATISTICS_FORMATS:
         raise ConfigError(f"--statistics works with --format {', '.join(STATISTICS_FORMATS)}, not {fmt}")
@@ -89,6 +90,7 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         _note(f"warning: {warning}")
     nothing_to_check = _explain_skipped(result, paths)
     if request.fix or request.diff:
+        # the fixer brings libcst and the rules: only --fix and --diff load it
         from auditor.fix.run import run_fixes
 
         fixed = run_fixes(result, settings, request.unsafe_fixes, write=not request.diff, show=request.show_fixes,
@@ -103,19 +105,22 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:
-        from auditor.baseline import write_baseline
+        # only --write-baseline
+        from auditor.gates.baseline import write_baseline
 
         count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores),
                                guarded_folders(result))
         _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
     elif settings.baseline is not None:
-        from auditor.baseline import compare, load_baseline
+        # only with a baseline
+        from auditor.gates.baseline import compare, load_baseline
 
         comparison = compare(load_baseline(settings.baseline), findings, errors, result.root)
         findings, errors = comparison.new, comparison.new_errors
     changed, hidden = None, 0
     if settings.diff_base is not None:
-        from auditor.changed_lines import changed_lines
+        # only --diff-base (it runs git)
+        from auditor.gates.changed_lines import changed_lines
 
         changed = changed_lines(settings.diff_base, result.scan_root)
         findings, errors, hidden = _on_changed_lines(result, findings, errors, changed)
@@ -174,8 +179,6 @@ def _on_changed_lines(result: ScanResult, findings: list[Finding], errors: list[
 
 def _judge(result: ScanResult, settings: Settings, findings: list[Finding], errors: list[FileError], scores: object,
            comparison: object, hook: bool, nothing_to_check: bool, skip: bool) -> object:
-    from auditor.gate import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
-
     if skip:  # --write-baseline records; it does not judge
         return GateOutcome()
     fail_on = settings.fail_on
@@ -187,7 +190,8 @@ def _judge(result: ScanResult, settings: Settings, findings: list[Finding], erro
 
 
 def _add_noqa(result: ScanResult) -> int:
-    from auditor.add_noqa import add_noqa
+    # only --add-noqa
+    from auditor.gates.add_noqa import add_noqa
 
     files = {f.display: (f.path, f.kind) for f in result.files}
     outcome = add_noqa(result.findings, files, result.scan_root or result.root)
@@ -217,11 +221,8 @@ def _write(report: Report, fmt: str, output: Path | None) -> None:
 
 
 def _write_with(write: Callable[[TextIO], object], output: Path | None, guarded: list[str]) -> None:
-    """stdout, or the file the user named through auditor/safe_files.py (never through a link the
+    """stdout, or the file the user named through auditor/sandbox/safe_files.py (never through a link the
     checkout planted; a regular file replaced atomically)."""
-    from auditor.cli import silence_stdout
-    from auditor.safe_files import requested_output
-
     try:
         if output is None:
             if sys.stdout is not None:  # else stdout is closed: there is nowhere to write the report
@@ -247,6 +248,8 @@ def statistics(report: Report, fmt: str) -> str:
     """ruff's --statistics: one line per rule, most findings first: count, code, [*] if fixable, name."""
     import json
     from collections import Counter
+
+    from auditor.fix.applicability import fixable  # only --statistics
 
     counts = Counter((f.rule, f.name) for f in report.findings)
     fixes = {f.rule for f in report.findings if fixable(f, report.unsafe_fixes)}

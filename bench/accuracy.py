@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor.engine import ScanOptions, scan  # noqa: E402
+from auditor.config.settings import Settings  # noqa: E402
+from auditor.pipeline.scan import scan  # noqa: E402
 
 
 def main() -> int:
@@ -34,7 +35,7 @@ def main() -> int:
     for name in args.labels:
         labels.update(json.loads(Path(name).read_text()))
     os.chdir(args.corpus)
-    result = scan(sorted(labels), ScanOptions(cache=False))  # the corpus is read-only: no cache folder there
+    result = scan(sorted(labels), Settings(cache=False))  # the corpus is read-only: no cache folder there
     by_path: dict[str, list] = {}
     for finding in result.findings:
         by_path.setdefault(finding.path, []).append(finding)

@@ -16,22 +16,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor import engine  # noqa: E402
-from auditor.engine import ScanOptions, scan  # noqa: E402
+from auditor.config.settings import Settings  # noqa: E402
+from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME  # noqa: E402
+from auditor.pipeline import runtime  # noqa: E402
+from auditor.pipeline.scan import scan  # noqa: E402
+from auditor.read import source  # noqa: E402
 
 
 def findings(path: str, jobs: int, prefilter: bool) -> tuple[set[tuple], int, float]:
-    # The engine asks may_hold_findings (the Python prefilter, and each kind's byte gate) both when it
-    # picks the files to check and when it checks one: turning it off turns both off.
-    original = engine.may_hold_findings
+    # The scan asks may_hold_findings (the Python prefilter, and each kind's byte gate) both when it
+    # picks the files to check (auditor.read.source) and when the runtime checks one: turning it off
+    # turns both off.
+    original = source.may_hold_findings
     if not prefilter:
-        engine.may_hold_findings = lambda source, data, may_match: source.kind in engine.KINDS_BY_NAME
+        runtime.may_hold_findings = source.may_hold_findings = (
+            lambda file, data, may_match: file.kind in KINDS_BY_NAME)
     try:
         start = time.perf_counter()
-        result = scan([path], ScanOptions(jobs=jobs, cache=False))
+        result = scan([path], Settings(jobs=jobs, cache=False))
         elapsed = time.perf_counter() - start
     finally:
-        engine.may_hold_findings = original
+        runtime.may_hold_findings = source.may_hold_findings = original
     return {(f.path, f.line, f.column, f.rule) for f in result.findings}, result.files_parsed, elapsed
 
 

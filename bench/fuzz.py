@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from auditor.discover import name_kind  # noqa: E402  (after the path)
+from auditor.discover.files import name_kind  # noqa: E402  (after the path)
 
 _RUN = re.compile(r'\n  "run": \{[^\n]*\},?')
 

@@ -71,7 +71,7 @@ def source_of(name: str) -> Path:
 def copy_set(source: Path, scratch: Path) -> Path:
     """Copy what audit reads (Python, CUDA, requirements, setup files) into a scratch folder."""
     sys.path.insert(0, str(REPO))
-    from auditor.discover import discover
+    from auditor.discover.walk import discover
 
     found = discover([str(source)], str(source))
     dest = scratch / "set"
@@ -373,9 +373,9 @@ def print_table(args: argparse.Namespace, info: dict, rows: dict, ratios: dict, 
 def cmd_lists(root: str, out: str) -> None:
     """Every file audit reads, and the Python files it parses (passing the same prefilter)."""
     sys.path.insert(0, str(REPO))
-    from auditor.discover import discover
-    from auditor.engine import Runtime
-    from auditor.registry import full_catalogue, select_rules
+    from auditor.checks.registry import full_catalogue, select_rules
+    from auditor.discover.walk import discover
+    from auditor.pipeline.runtime import Runtime
 
     found = discover([root], root)
     runtime = Runtime(select_rules(), full_catalogue())
@@ -430,11 +430,12 @@ def cmd_parse(lists: str, jobs: int) -> None:
 def cmd_scan(paths: list[str], jobs: int, cache_dir: str | None) -> int:
     """What `audit scan PATHS -f json -o /dev/null` does, for a CLI without --jobs/--cache-dir."""
     sys.path.insert(0, str(REPO))
-    from auditor.engine import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
+    from auditor.portability.score import compute_scores
     from auditor.report.json_report import render_json
-    from auditor.score import compute_scores
 
-    result = scan(paths, ScanOptions(jobs=jobs, cache=cache_dir is not None, cache_dir=cache_dir))
+    result = scan(paths, Settings(jobs=jobs, cache=cache_dir is not None, cache_dir=cache_dir))
     render_json(result, compute_scores(result.findings))
     return 0
 

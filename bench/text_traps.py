@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from auditor.engine import ScanOptions, scan  # noqa: E402
+from auditor.config.settings import Settings  # noqa: E402
+from auditor.pipeline.scan import scan  # noqa: E402
 
 MESSAGE_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                  "echo", "secho", "fail", "skip", "xfail"}
@@ -68,7 +69,7 @@ def main() -> int:
     dirs = sys.argv[1:] or ["."]
     bad = total = 0
     for directory in dirs:
-        result = scan([directory], ScanOptions(cache=False))
+        result = scan([directory], Settings(cache=False))
         by_path: dict[str, list] = {}
         for f in result.findings:
             if f.path.endswith((".py", ".pyi")):

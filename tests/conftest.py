@@ -20,7 +20,8 @@ for _name in ("CI", "GITHUB_ACTIONS", "PRE_COMMIT"):
 @pytest.fixture
 def scan_source(tmp_path):
     """Write files into a temporary repo, scan it, return the ScanResult."""
-    from auditor.engine import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     def run(files: dict[str, str | bytes], **options) -> object:
         for name, content in files.items():
@@ -30,6 +31,6 @@ def scan_source(tmp_path):
                 path.write_bytes(content)
             else:
                 path.write_text(content, encoding="utf-8")
-        return scan([str(tmp_path)], ScanOptions(**options))
+        return scan([str(tmp_path)], Settings(**options))
 
     return run

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.registry import all_rules
+from auditor.checks.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ["LK101", "LK102", "LK103", "LK201"]

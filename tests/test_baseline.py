@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from auditor.baseline import load_baseline
 from auditor.cli import main
 from auditor.config import ConfigError
+from auditor.gates.baseline import load_baseline
 
 OLD = "import torch\nmodel = Net().cuda()\nx = torch.zeros(3, device='cuda')\n"
 

@@ -9,8 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.cache import CACHE_DIR_NAME, CACHEDIR_TAG, _decode, _encode, project_root
-from auditor.engine import ScanOptions, scan
+from auditor.cache.folder import CACHE_DIR_NAME, CACHEDIR_TAG, project_root
+from auditor.cache.results import _decode, _encode
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = "import torch\nmodel.cuda()\ntorch.cuda.synchronize()\n"
@@ -31,7 +33,7 @@ def make_repo(tmp_path: Path, files: dict[str, str], age: bool = True) -> Path:
 
 
 def run(path: Path, **options):
-    return scan([str(path)], ScanOptions(jobs=1, **options))
+    return scan([str(path)], Settings(jobs=1, **options))
 
 
 def rows(result) -> list[dict]:
@@ -155,7 +157,7 @@ def test_cache_dir_option(tmp_path):
 def test_partial_scan_keeps_other_entries(tmp_path):
     repo = make_repo(tmp_path, {"src/a.py": BAD, "tests/b.py": BAD})
     run(repo)
-    scan([str(repo / "src" / "a.py")], ScanOptions(jobs=1))
+    scan([str(repo / "src" / "a.py")], Settings(jobs=1))
     assert run(repo).files_cached == 2
 
 
@@ -164,14 +166,34 @@ def test_warm_run_does_not_import_libcst(tmp_path):
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from auditor.engine import ScanOptions, scan\n"
-        f"r = scan([{str(repo)!r}], ScanOptions(jobs=1))\n"
+        "from auditor.config.settings import Settings\n"
+        "from auditor.pipeline.scan import scan\n"
+        f"r = scan([{str(repo)!r}], Settings(jobs=1))\n"
         "print(r.files_parsed, r.files_cached, len(r.findings), 'libcst' in sys.modules)\n"
     )
     first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert first[3] == "True" and second[:2] == ["0", "2"] and second[2] == first[2]
     assert second[3] == "False"
+
+
+def test_warm_command_line_run_imports_neither_libcst_nor_rich_nor_the_rules(tmp_path):
+    """What `audit PATH --format json` loads when the cache serves every file: the heavy modules
+    stay function-level imports for this (tests/test_imports.py)."""
+    repo = make_repo(tmp_path, {"a.py": BAD, "b.py": GOOD, "requirements.txt": "flash-attn\n"})
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['audit', 'scan', {str(repo)!r}, '--format', 'json', '--output', {str(tmp_path / 'r.json')!r}]\n"
+        "try:\n    runpy.run_module('auditor', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('libcst', 'rich') or m.startswith('auditor.checks')\n"
+        "         or m in ('auditor.context', 'auditor.pipeline.runtime', 'auditor.python.scan')]\n"
+        "print(sorted(heavy))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=repo)
+    assert "libcst" in cold.stdout  # the cold run did check the files
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=repo)
+    assert warm.stdout.strip() == "[]", warm.stdout + warm.stderr
 
 
 def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path):
@@ -181,9 +203,10 @@ def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path
     code = (
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from auditor.engine import ScanOptions, scan\n"
-        f"r = scan([{str(repo / 'b.py')!r}, {str(repo / 'c.py')!r}], ScanOptions(jobs=1))\n"
-        "print(r.files_parsed, len(r.findings), 'libcst' in sys.modules, 'auditor.registry' in sys.modules)\n"
+        "from auditor.config.settings import Settings\n"
+        "from auditor.pipeline.scan import scan\n"
+        f"r = scan([{str(repo / 'b.py')!r}, {str(repo / 'c.py')!r}], Settings(jobs=1))\n"
+        "print(r.files_parsed, len(r.findings), 'libcst' in sys.modules, 'auditor.checks.registry' in sys.modules)\n"
     )
     run(repo)
     (repo / "b.py").write_text(GOOD + "y = numpy.ones(3)\n", encoding="utf-8")
@@ -197,9 +220,9 @@ def test_changed_files_the_prefilter_rules_out_need_no_rules_nor_libcst(tmp_path
 def test_runs_side_by_side_keep_each_others_entries(tmp_path):
     """pre-commit runs batches of files in parallel processes: each saves the cache, and the last
     save must not drop the entries the other batch wrote meanwhile."""
-    from auditor.cache import open_cache
+    from auditor.cache.results import open_cache
+    from auditor.config.keys import DEFAULT_MAX_BYTES
     from auditor.model import FileResult, Finding
-    from auditor.textio import DEFAULT_MAX_BYTES
 
     repo = make_repo(tmp_path, {"a.py": BAD, "b.py": BAD, "c.py": BAD})
     run(repo)
@@ -223,7 +246,7 @@ def _age_tree(repo: Path) -> None:
 
 
 def _walks(monkeypatch) -> list[str]:
-    from auditor import discover
+    from auditor.discover import walk as discover
 
     listed: list[str] = []
     original = discover._Walk.visit
@@ -282,9 +305,9 @@ def test_a_run_on_one_file_keeps_the_tree_for_the_next_whole_run(tmp_path, monke
 
 def test_a_finding_round_trips_with_context_cell_and_fix(tmp_path):
     """Every field of a finding, the fix's edits included, comes back from the cache as stored."""
-    from auditor.cache import open_cache
+    from auditor.cache.results import open_cache
+    from auditor.config.keys import DEFAULT_MAX_BYTES
     from auditor.model import Edit, FileResult, Finding, Fix
-    from auditor.textio import DEFAULT_MAX_BYTES
 
     repo = make_repo(tmp_path, {"a.py": BAD})
     cache = open_cache(str(repo), None, None, None, DEFAULT_MAX_BYTES)

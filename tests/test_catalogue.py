@@ -47,7 +47,7 @@ def test_every_rule_that_can_fail_or_degrade_a_target_says_why_in_the_verdicts_t
     """A verdict's reasons name what a rule means there (rules/verdicts.toml); a new rule, from any
     reader, gets its phrase with it rather than falling back to its bare name."""
     from auditor.catalogue import load_table
-    from auditor.registry import select_rules
+    from auditor.checks.registry import select_rules
 
     phrases = load_table("verdicts")
     missing = [(rule.name, verdict) for rule in select_rules(None, None)

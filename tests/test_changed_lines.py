@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from auditor.changed_lines import parse_diff
 from auditor.cli import main
+from auditor.gates.changed_lines import parse_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

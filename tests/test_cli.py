@@ -107,7 +107,7 @@ def test_help(cli):
 # -- report destinations ----------------------------------------------------------------------------
 
 def test_json_stdout_is_only_json_and_warnings_go_to_stderr(cli, repo, monkeypatch):
-    import auditor.registry as registry
+    import auditor.checks.registry as registry
 
     monkeypatch.setattr(registry, "registry_warnings", lambda: ("plugin 'x' failed to load: boom",))
     code, out, err = cli(str(repo), "--format", "json", "--select", CORE, "--fail-on", "info")
@@ -272,11 +272,11 @@ def test_closed_pipe_is_not_an_error(repo):
 
 
 def test_internal_error_is_one_line(cli, repo, monkeypatch):
-    import auditor.engine as engine
+    import auditor.run
 
     def boom(*args, **kwargs):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(engine, "scan", boom)
+    monkeypatch.setattr(auditor.run, "scan", boom)
     code, _, err = cli(str(repo))
     assert code == 2 and err.count("\n") == 1 and "internal error" in err and "simulated bug" in err

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from auditor.cli import main
-from auditor.config import ConfigError, Settings, find_config, load_settings
+from auditor.config import ConfigError
+from auditor.config.files import find_config
+from auditor.config.load import load_settings
+from auditor.config.settings import Settings
 
 BAD = "import torch\nm = M().cuda()\nx = torch.zeros(1, device='cuda')\n"
 
@@ -216,3 +219,76 @@ def test_settings_are_frozen_and_hashable():
         settings.select = ("LK2",)  # type: ignore[misc]
     with pytest.raises(ConfigError):
         load_settings("/", {}, config="/no/such/file.toml")
+
+
+# -- the key table ------------------------------------------------------------------------------------
+
+def test_settings_fields_are_the_key_tables():
+    from dataclasses import fields
+
+    from auditor.config import keys
+
+    declared = [name for name, _, _ in keys.settings_fields()]
+    assert len(declared) == len(set(declared))
+    assert [f.name for f in fields(Settings)] == [*declared, "progress", "config_path", "origins"]
+    for row in keys.KEYS:  # every command-line value goes somewhere that exists
+        kind, _, name = row.destination.rpartition(".")
+        if kind == "request":
+            from auditor.run import Request
+
+            assert name in {f.name for f in fields(Request)}, row.name
+        elif kind == "config":
+            assert name in ("config", "isolated"), row.name
+        elif name:
+            assert name in declared or name == "fail_under_number", row.name
+        assert row.flags or row.file is not None, f"{row.name} can be set nowhere"
+    flags = [flag for row in keys.options() for decl in row.flags for flag in decl.split("/")]
+    assert len(flags) == len(set(flags))
+    assert set(keys.file_keys()) <= {row.name for row in keys.KEYS}
+
+
+ONE_ROW = """
+import json, sys
+from auditor.config import keys
+keys.KEYS = (*keys.KEYS, keys.Key(
+    "sample-key", "A key added as one row.", field="sample_key", type=bool, default=False, file=keys._boolean,
+    flags=("--sample-key/--no-sample-key",), option=bool | None, panel=keys.OUTPUT, extra={"show_default": False}))
+from auditor.cli import main
+from auditor.config import ConfigError
+from auditor.config.load import settings_from_table
+from auditor.config.settings import Settings
+import auditor.run
+
+seen = []
+auditor.run.execute = lambda given, settings, request: seen.append(settings.sample_key) or 0
+main(["scan", sys.argv[1], "--isolated", "--sample-key"])
+main(["scan", sys.argv[1], "--isolated"])
+try:
+    settings_from_table({"sample-key": "yes"}, "lockin-auditor.toml")
+    refused = ""
+except ConfigError as exc:
+    refused = str(exc)
+print(json.dumps({"default": Settings().sample_key, "cli": seen,
+                  "file": settings_from_table({"sample-key": True}, "lockin-auditor.toml")["sample_key"],
+                  "refused": refused}))
+"""
+
+
+def test_a_new_key_is_one_row(tmp_path):
+    """A row added to the table alone is a Settings field with its default, a configuration key
+    read and checked as its row says, and an option of `audit scan` with its help."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "200"}
+    proc = subprocess.run([sys.executable, "-c", ONE_ROW, str(tmp_path)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {"default": False, "cli": [True, False], "file": True,
+                   "refused": "lockin-auditor.toml: 'sample-key' must be true or false"}
+    helped = subprocess.run([sys.executable, "-c", ONE_ROW.split("from auditor.cli import main")[0]
+                             + "from auditor.cli import main\nmain(['scan', '--help'])\n"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert "--sample-key" in helped.stdout and "A key added as one row." in helped.stdout

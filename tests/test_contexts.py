@@ -391,7 +391,7 @@ def test_no_message_claims_raises_where_nothing_raises(scan_source):
 
 
 def test_verdicts_follow_contexts(scan_source):
-    from auditor.verdict import verdicts
+    from auditor.portability.verdict import verdicts
 
     guarded = scan_source({"a.py": "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"})
     v = verdicts(guarded.findings)
@@ -403,7 +403,7 @@ def test_verdicts_follow_contexts(scan_source):
 
 
 def test_tests_never_fail_a_verdict(scan_source):
-    from auditor.verdict import verdicts
+    from auditor.portability.verdict import verdicts
 
     result = scan_source({"tests/test_x.py": "import torch\ntorch.cuda.synchronize()\n"})
     assert {v.verdict for v in verdicts(result.findings).values()} == {"runs"}
@@ -414,13 +414,14 @@ def test_tests_never_fail_a_verdict(scan_source):
 def _scan(root, cache_dir, *paths):
     import os
 
-    from auditor.engine import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     targets = [str(p) for p in paths] or [str(root)]
     old = os.getcwd()
     os.chdir(root)
     try:
-        return scan(targets, ScanOptions(cache_dir=str(cache_dir), jobs=1))
+        return scan(targets, Settings(cache_dir=str(cache_dir), jobs=1))
     finally:
         os.chdir(old)
 

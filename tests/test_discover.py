@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from auditor.discover import discover, file_kind
+from auditor.discover.files import file_kind
+from auditor.discover.walk import discover
 
 
 def make(root: Path, files: dict[str, str]) -> None:

@@ -11,12 +11,13 @@ import stat
 import libcst as cst
 import pytest
 
-from auditor.engine import ScanOptions, scan
+from auditor.config.settings import Settings
 from auditor.fix import apply as fixer
 from auditor.fix.apply import fix_paths, write_atomically
 from auditor.fix.edits import TextEdit, apply_edits, select, to_offsets
 from auditor.fix.imports import name_uses, remove_unused
 from auditor.model import Edit, Fix
+from auditor.pipeline.scan import scan
 
 SYNC = "import torch\n\ndef step():\n    torch.cuda.synchronize()\n"
 SYNC_FIXED = ("import torch\n\ndef step():\n    if torch.accelerator.is_available():\n"
@@ -71,7 +72,7 @@ def test_only_imports_the_round_left_unused_go():
 
 # -- files ---------------------------------------------------------------------------------------------
 def run_fix(root, *, unsafe=True, write=True, **options):
-    options = ScanOptions(cache=False, jobs=1, torch_version="2.13", **options)
+    options = Settings(cache=False, jobs=1, torch_version="2.13", **options)
     result = scan([str(root)], options)
     return fix_paths(result, unsafe=unsafe, write=write, max_bytes=options.max_bytes)
 
@@ -198,7 +199,7 @@ def test_dependency_files_keep_their_display_fixes_and_lose_stale_suppressions(t
 # -- the gate ------------------------------------------------------------------------------------------
 def test_deselected_rules_still_hold_gated_fixes_back(tmp_path):
     (tmp_path / "a.py").write_text("import torch\nif torch.cuda.is_available():\n    model.cuda()\n", encoding="utf-8")
-    result = scan([str(tmp_path)], ScanOptions(select=["LK201"], cache=False, jobs=1, torch_version="2.13"))
+    result = scan([str(tmp_path)], Settings(select=["LK201"], cache=False, jobs=1, torch_version="2.13"))
     (finding,) = result.findings  # LK102 ran hidden: it is not reported
     assert finding.rule == "LK201" and finding.fix.applicability == "display"
     assert "LK102 at 3:11" in finding.fix.reason and "CUDA-clean" in finding.fix.reason
@@ -209,11 +210,11 @@ def test_context_policy_and_guarded_findings(monkeypatch):
     own effects (its guard may be the CUDA check being swapped); an optional one does not block."""
     from dataclasses import replace
 
+    from auditor.checks.registry import full_catalogue, rule_by_code
     from auditor.fix.floor import TorchFloor
     from auditor.fix.plan import PlannedFix
     from auditor.fix.policy import finalize
     from auditor.model import Finding
-    from auditor.registry import full_catalogue, rule_by_code
 
     def finding(rule: str, line: int, context: str | None = None, degrades: bool = False) -> Finding:
         effects = {t: "degrades" for t in rule_by_code(rule).effects()} if degrades else rule_by_code(rule).effects()
@@ -240,7 +241,7 @@ def test_context_policy_and_guarded_findings(monkeypatch):
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_parallel_scan_carries_the_floor_to_its_workers(tmp_path, monkeypatch, jobs):
-    from auditor import parallel
+    from auditor.pipeline import parallel
 
     for name in ("SERIAL_BYTES", "SERIAL_FILES"):
         monkeypatch.setattr(parallel, name, 0)
@@ -248,7 +249,7 @@ def test_parallel_scan_carries_the_floor_to_its_workers(tmp_path, monkeypatch, j
     monkeypatch.delenv("PRE_COMMIT", raising=False)
     for index in range(4):
         (tmp_path / f"m{index}.py").write_text(SYNC, encoding="utf-8")
-    result = scan([str(tmp_path)], ScanOptions(cache=False, jobs=jobs, torch_version="2.5"))
+    result = scan([str(tmp_path)], Settings(cache=False, jobs=jobs, torch_version="2.5"))
     assert len(result.findings) == 4 and not result.warnings
     assert all(f.fix.reason and "torch 2.5 (from --torch-version)" in f.fix.reason for f in result.findings)
 
@@ -298,7 +299,7 @@ def test_notebook_fixes_stay_in_their_cell(tmp_path):
                                                ["with autocast():\n", "    pass\n"]), encoding="utf-8")
     (tmp_path / "b.ipynb").write_text(notebook(["!nvidia-smi\n"], ["import torch\n", "torch.cuda.synchronize()\n"]),
                                       encoding="utf-8")
-    result = scan([str(tmp_path)], ScanOptions(cache=False, jobs=1, torch_version="2.13"))
+    result = scan([str(tmp_path)], Settings(cache=False, jobs=1, torch_version="2.13"))
     fixes = {(f.path, f.rule, f.cell): f.fix for f in result.findings}
     assert fixes[("a.ipynb", "LK209", 3)] is None  # its `import torch` would go into cell 2
     held = fixes[("b.ipynb", "LK204", 2)]

@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from auditor.checks.base import UNCHANGED
-from auditor.engine import ScanOptions, scan
+from auditor.checks.registry import all_rules
+from auditor.config.settings import Settings
 from auditor.fix.apply import fix_paths
-from auditor.registry import all_rules
+from auditor.pipeline.scan import scan
 
 NEWEST = "2.13"
 # Rules whose every report gets the same exact fix, so there is no case to leave alone.
@@ -23,7 +24,7 @@ CASES = [
 
 
 def fix_once(root, code: str) -> bool:
-    options = ScanOptions(select=[code], torch_version=NEWEST, cache=False, jobs=1)
+    options = Settings(select=[code], torch_version=NEWEST, cache=False, jobs=1)
     result = scan([str(root)], options)
     run = fix_paths(result, unsafe=True, write=True, max_bytes=options.max_bytes)
     assert not run.errors, run.errors
@@ -36,7 +37,7 @@ def test_fix_example(rule, example, tmp_path):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(example.code, encoding="utf-8")
     if example.fix_class is not None:
-        found = scan([str(tmp_path)], ScanOptions(select=[rule.code], torch_version=NEWEST, cache=False, jobs=1))
+        found = scan([str(tmp_path)], Settings(select=[rule.code], torch_version=NEWEST, cache=False, jobs=1))
         mine = [f for f in found.findings if f.rule == rule.code and (example.line is None or f.line == example.line)]
         assert mine and all(f.fix is not None for f in mine), mine
         assert {f.fix.applicability for f in mine} == {example.fix_class}, [f.fix for f in mine]
@@ -51,7 +52,7 @@ def test_fix_example(rule, example, tmp_path):
 
 def test_every_rule_with_fixes_has_fix_examples():
     """A rule that offers fixes shows each class it offers in an example, and a case it leaves alone."""
-    from auditor.registry import full_catalogue
+    from auditor.checks.registry import full_catalogue
 
     for rule in all_rules():
         specs = rule.fix_specs(full_catalogue())

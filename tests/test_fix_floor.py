@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from auditor.engine import ScanOptions, scan
+from auditor.config.keys import valid_version
+from auditor.config.settings import Settings
 from auditor.fix.floor import (
     MEMO_NAME,
     TorchFloor,
@@ -15,9 +16,9 @@ from auditor.fix.floor import (
     read_floor,
     requirement_bound,
     resolve_floor,
-    valid_version_argument,
     version_tuple,
 )
+from auditor.pipeline.scan import scan
 
 
 @pytest.mark.parametrize(("spec", "poetry", "bound"), [
@@ -44,8 +45,8 @@ def test_versions_compare_by_release():
     assert version_tuple("2.10") > version_tuple("2.9") and version_tuple("2.4.0a0") == (2, 4, 0)
     assert TorchFloor("2.6.0").allows("2.6") and not TorchFloor("2.5.1").allows("2.6") and TorchFloor("2.5").allows(None)
     assert TorchFloor().allows("2.0") and not TorchFloor().allows("2.3")  # unknown: assumed 2.0
-    assert valid_version_argument("2.4") and valid_version_argument("2") and valid_version_argument("2.4.1")
-    assert not valid_version_argument("2.4.x") and not valid_version_argument("latest")
+    assert valid_version("2.4") and valid_version("2") and valid_version("2.4.1")
+    assert not valid_version("2.4.x") and not valid_version("latest")
 
 
 def write(root, files: dict[str, str]) -> None:
@@ -138,7 +139,7 @@ LK103 = 'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available()
 
 
 def fix_of(root, **options):
-    result = scan([str(root)], ScanOptions(select=["LK103"], cache=False, jobs=1, **options))
+    result = scan([str(root)], Settings(select=["LK103"], cache=False, jobs=1, **options))
     (finding,) = result.findings
     return result, finding.fix
 
@@ -161,12 +162,12 @@ def test_the_floor_picks_the_form_and_holds_newer_fixes_back(tmp_path):
 def test_the_floor_is_part_of_the_cache_key(tmp_path):
     write(tmp_path, {"repo/train.py": LK103, "repo/requirements.txt": "torch>=2.5\n"})
     repo, cache = tmp_path / "repo", str(tmp_path / "cache")
-    first = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1))
+    first = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1))
     assert first.findings[0].fix.applicability == "display"
     write(tmp_path, {"repo/requirements.txt": "torch>=2.8\n"})
-    second = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1))
+    second = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1))
     assert second.files_parsed == 2 and second.findings[0].fix.applicability == "unsafe"  # a new key: all checked
-    third = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1, torch_version="2.5"))
+    third = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1, torch_version="2.5"))
     assert third.findings[0].fix.applicability == "display"
-    again = scan([str(repo)], ScanOptions(select=["LK103"], cache_dir=cache, jobs=1))
+    again = scan([str(repo)], Settings(select=["LK103"], cache_dir=cache, jobs=1))
     assert again.files_parsed == 0 and again.findings[0].fix.applicability == "unsafe"

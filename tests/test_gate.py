@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from auditor.cli import main
-from auditor.gate import GateInput, evaluate
+from auditor.gates.judge import GateInput, evaluate
 
 BAD = "import torch\nm = M().cuda()\n"
 

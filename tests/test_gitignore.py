@@ -1,4 +1,4 @@
-""".gitignore matching (auditor/gitignore.py): what git ignores, in bounded time whatever the
+""".gitignore matching (auditor/discover/patterns.py): what git ignores, in bounded time whatever the
 patterns (issue 20, D5: one line of ten `**` against a 40-level folder never finished)."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from test_untrusted import ratio
 
-from auditor.discover import SKIPPED_DIRS, discover
-from auditor.gitignore import Layer, parse
+from auditor.discover.ignore import SKIPPED_DIRS
+from auditor.discover.patterns import Layer, parse
+from auditor.discover.walk import discover
 
 # Patterns of every shape git gives a meaning to: floating names, anchored paths, folders only,
 # negations (also of a folder's content), classes and ranges, escapes, `**` leading, inner and

@@ -272,11 +272,12 @@ def test_warm_cache_changes_nothing_but_the_run_object(repo, tmp_path):
 
 def test_finding_lines_are_exactly_what_json_dumps_gives():
     """render_json lays findings out with its own memoising encoder; it must equal the json module."""
-    from auditor.engine import ScanOptions, scan
+    from auditor.config.settings import Settings
     from auditor.model import Edit, Finding, Fix
+    from auditor.pipeline.scan import scan
     from auditor.report.json_report import FindingLines
 
-    findings = scan(["fixtures/demo-repo"], ScanOptions(cache=False, jobs=1)).findings
+    findings = scan(["fixtures/demo-repo"], Settings(cache=False, jobs=1)).findings
     assert len(findings) > 10 and any(f.min_torch is None for f in findings) and any(f.min_torch for f in findings)
     odd = "é \u2028 \"q\" back\\slash \x00\x1f\t\n 🙂 \ud800"
     findings.append(Finding(odd, 7, 0, 12, 3, "LK101", odd, "device", "major", odd, odd,

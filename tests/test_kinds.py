@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover import file_kind
-from auditor.kinds import KINDS, comment_prefix, hook_files_pattern
+from auditor.discover.files import file_kind
+from auditor.discover.kinds import KINDS, comment_prefix, hook_files_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,7 +59,7 @@ def test_hook_files_pattern_is_in_step_with_the_registry():
     manifest = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
     written = re.search(r"^  files: '(.*)'$", manifest, re.M).group(1).replace("''", "'")
     assert written == hook_files_pattern(), (
-        "regenerate `files` in .pre-commit-hooks.yaml from auditor.kinds.hook_files_pattern()")
+        "regenerate `files` in .pre-commit-hooks.yaml from auditor.discover.kinds.hook_files_pattern()")
 
 
 @pytest.mark.parametrize("path", sorted(NAMED))

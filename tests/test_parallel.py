@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from auditor import parallel
-from auditor.discover import SourceFile
-from auditor.engine import ScanOptions, scan
+from auditor.config.settings import Settings
+from auditor.discover.files import SourceFile
+from auditor.pipeline import parallel
+from auditor.pipeline.scan import scan
 
 FILES = {
     "a/train.py": "import torch\nmodel.cuda()\nx = torch.zeros(2, device='cuda')\n",
@@ -44,8 +45,8 @@ def force_pool(monkeypatch, request):
 
 def test_parallel_equals_serial(tmp_path, force_pool):
     _write_files(tmp_path)
-    serial = scan([str(tmp_path)], ScanOptions(jobs=1, cache=False))
-    pooled = scan([str(tmp_path)], ScanOptions(jobs=2, cache=False))
+    serial = scan([str(tmp_path)], Settings(jobs=1, cache=False))
+    pooled = scan([str(tmp_path)], Settings(jobs=2, cache=False))
     assert _dicts(serial) == _dicts(pooled)
     assert serial.files_parsed == pooled.files_parsed
     assert serial.findings and serial.errors
@@ -54,9 +55,9 @@ def test_parallel_equals_serial(tmp_path, force_pool):
 
 def test_parallel_with_cache_equals_serial(tmp_path, force_pool):
     _write_files(tmp_path)
-    serial = scan([str(tmp_path)], ScanOptions(jobs=1, cache=False))
-    cold = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=str(tmp_path / "cache")))
-    warm = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=str(tmp_path / "cache")))
+    serial = scan([str(tmp_path)], Settings(jobs=1, cache=False))
+    cold = scan([str(tmp_path)], Settings(jobs=2, cache_dir=str(tmp_path / "cache")))
+    warm = scan([str(tmp_path)], Settings(jobs=2, cache_dir=str(tmp_path / "cache")))
     assert _dicts(serial) == _dicts(cold) == _dicts(warm)
 
 
@@ -98,10 +99,10 @@ def test_touched_files_through_workers_are_not_parsed_again(tmp_path, force_pool
     for name in FILES:
         os.utime(tmp_path / name, ns=(10**18, 10**18))
     cache = str(tmp_path / "cache")
-    cold = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=cache))
+    cold = scan([str(tmp_path)], Settings(jobs=2, cache_dir=cache))
     for name in FILES:
         os.utime(tmp_path / name, ns=(2 * 10**18, 2 * 10**18))
-    touched = scan([str(tmp_path)], ScanOptions(jobs=2, cache_dir=cache))
+    touched = scan([str(tmp_path)], Settings(jobs=2, cache_dir=cache))
     assert _dicts(cold) == _dicts(touched)
     assert touched.files_parsed == 0 and touched.files_cached == len(FILES)
 

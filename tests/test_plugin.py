@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import auditor.registry as registry
+import auditor.checks.registry as registry
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "plugin"
@@ -99,8 +99,9 @@ def test_plugin_rule_is_listed_and_explained(plugin_site):
 
 CHECK_EXAMPLES = """
 import json, pathlib, sys, tempfile
-from auditor.engine import ScanOptions, scan
-from auditor.registry import find_rule
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
+from auditor.checks.registry import find_rule
 
 rule = find_rule("XK901")
 outcome = []
@@ -108,7 +109,7 @@ for kind, examples in (("valid", rule.VALID), ("invalid", rule.INVALID)):
     for example in examples:
         with tempfile.TemporaryDirectory() as tmp:
             (pathlib.Path(tmp) / example.path).write_text(example.code)
-            result = scan([tmp], ScanOptions(select=["XK901"], cache=False, jobs=1))
+            result = scan([tmp], Settings(select=["XK901"], cache=False, jobs=1))
             outcome.append([kind, example.line, sorted(f.line for f in result.findings), len(result.errors)])
 print(json.dumps(outcome))
 """
@@ -162,3 +163,56 @@ def test_plugin_that_fails_to_import_is_a_warning(fresh_registry, monkeypatch, t
     assert main(["rules"]) == 0
     out, err = capsys.readouterr()
     assert "LK102" in out and "audit: warning: plugin 'broken' failed to load" in err
+
+
+# -- the plugin API -------------------------------------------------------------------------------------
+
+# What a plugin imports (README, Extending: plugins; fixtures/plugin): these paths are the plugin API
+# and stay where they are, whatever moves inside the package.
+PLUGIN_API = {
+    "auditor.catalogue": {"ApiEntry"},
+    "auditor.checks.base": {"ApiRule", "Rule", "Invalid", "Valid"},
+    "auditor.model": {"Category", "Severity"},
+}
+
+
+def _auditor_imports(source: str) -> set[tuple[str, str]]:
+    import ast
+
+    return {(node.module, alias.name) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "auditor"
+            for alias in node.names}
+
+
+def _readme_plugin_example() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Extending: plugins", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_plugin_api_paths_resolve():
+    import importlib
+
+    for module, names in PLUGIN_API.items():
+        loaded = importlib.import_module(module)
+        assert all(hasattr(loaded, name) for name in names), module
+
+
+def test_the_fixture_plugin_and_the_readme_import_only_the_plugin_api():
+    fixture = set().union(*(_auditor_imports(path.read_text(encoding="utf-8"))
+                            for path in (FIXTURE / "src").rglob("*.py")))
+    readme = _auditor_imports(_readme_plugin_example())
+    assert fixture and readme
+    outside = sorted((module, name) for module, name in fixture | readme if name not in PLUGIN_API.get(module, ()))
+    assert outside == [], "a plugin imports these: add them to the plugin API (and keep them there) or stop"
+
+
+def test_the_readme_plugin_example_defines_a_working_rule():
+    from auditor.checks.base import ApiRule, Rule
+
+    namespace: dict = {}
+    exec(compile(_readme_plugin_example(), "README.md", "exec"), namespace)
+    rule = namespace["InternalGpuPool"]
+    assert issubclass(rule, ApiRule) and issubclass(rule, Rule)
+    assert rule.code == "ACME101" and rule.apis[0].rule == rule.name and rule.INVALID and rule.VALID
+    assert rule().effects()["rocm"] == "raises"

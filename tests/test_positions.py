@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from auditor.positions import node_ranges
+from auditor.python.positions import node_ranges
 
 SOURCE = '''\
 import torch  # é

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover import discover
+from auditor.discover.walk import discover
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
@@ -50,7 +50,7 @@ SAMPLES = [
     # not read
     "README.md", "notes.txt", "dev.in", "MANIFEST.in", "requirements/MANIFEST.in", "Makefile.in", "setup.cfg.bak",
     "tox.ini", "pkg/data.json", "mypyproject.toml", "requirements.md", "x.py.txt",
-    # the kinds beyond Python and requirements (auditor.kinds)
+    # the kinds beyond Python and requirements (auditor.discover.kinds)
     "Dockerfile", "docker/Dockerfile.rocm", "ci/gpu.dockerfile", "compose.yaml", "environment.yml",
     "k8s/job.yaml", "ds_config.json", "conf/train.toml", "scripts/run.sh", "jobs/x.slurm", "nb/demo.ipynb",
     "data/labels.json", "Cargo.toml", "docker/entrypoint",

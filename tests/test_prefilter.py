@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover import SourceFile, file_kind
-from auditor.engine import Runtime, ScanOptions, scan
-from auditor.prefilter import Prefilter
-from auditor.registry import all_rules, full_catalogue
+from auditor.checks.registry import all_rules, full_catalogue
+from auditor.config.settings import Settings
+from auditor.discover.files import SourceFile, file_kind
+from auditor.pipeline.runtime import Runtime
+from auditor.pipeline.scan import scan
+from auditor.read.prefilter import Prefilter
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -34,7 +36,7 @@ def test_invalid_examples_pass_the_rules_own_prefilter(rule, example):
 def _findings(paths: list[str], prefilter: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], int]:
     if not prefilter:
         monkeypatch.setattr(Runtime, "may_match", lambda self, data, path="": True)
-    result = scan(paths, ScanOptions(cache=False, jobs=1))
+    result = scan(paths, Settings(cache=False, jobs=1))
     monkeypatch.undo()
     return [f.to_dict() for f in result.findings], result.files_parsed
 

@@ -1,4 +1,4 @@
-"""auditor.python_scan.parse_module skips libcst's per-node validation while parsing: the trees
+"""auditor.python.scan.parse_module skips libcst's per-node validation while parsing: the trees
 must be the very trees libcst.parse_module builds, syntax errors must still be errors, and
 validation must be back on for every node built after the parse."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from auditor.python_scan import parse_module
-from auditor.registry import all_rules
+from auditor.checks.registry import all_rules
+from auditor.python.scan import parse_module
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SOURCES = [

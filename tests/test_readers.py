@@ -79,7 +79,7 @@ def test_dockerfile_suppression(scan_source):
 
 # -- alternatives and the score -------------------------------------------------------------------------
 def test_cuda_only_image_makes_a_clean_repository_fail_elsewhere(scan_source):
-    from auditor.score import compute_scores
+    from auditor.portability.score import compute_scores
 
     result = scan_source({"app.py": "import torch\nx = torch.ones(2)\n", "Dockerfile": "FROM nvidia/cuda:12.1.0-base\n"})
     image = [f for f in result.findings if f.rule == "LK509"]
@@ -280,11 +280,12 @@ def test_bad_notebooks(scan_source, text, message):
 
 
 def test_notebook_findings_come_back_from_the_cache(tmp_path):
-    from auditor.engine import ScanOptions, scan
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "demo.ipynb").write_text(NOTEBOOK, encoding="utf-8")
-    options = ScanOptions(cache_dir=str(tmp_path / "cache"), jobs=1)
+    options = Settings(cache_dir=str(tmp_path / "cache"), jobs=1)
     cold = scan([str(tmp_path / "repo")], options)
     warm = scan([str(tmp_path / "repo")], options)
     assert warm.files_cached == 1 and found(warm) == found(cold) and {f.cell for f in warm.findings} == {2, 4, 5}
@@ -330,12 +331,12 @@ def test_a_dockerfile_named_for_a_target_serves_it_whatever_its_base(scan_source
 
 
 def test_a_notebook_mentioning_cuda_only_in_markdown_and_outputs_is_not_parsed(scan_source, monkeypatch):
-    import auditor.python_scan
+    import auditor.pipeline.kind_checks
 
     def refuse(*args, **kwargs):
         raise AssertionError("parsed")
 
-    monkeypatch.setattr(auditor.python_scan, "scan_python", refuse)
+    monkeypatch.setattr(auditor.pipeline.kind_checks, "scan_python", refuse)
     data = json.loads(notebook_example(("markdown", "Uses torch.cuda.synchronize()"), ("code", "print(1)\n")))
     data["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["cuda:0 torch.cuda\n"]}]
     result = scan_source({"nb.ipynb": json.dumps(data), "code.ipynb": notebook_example(("code", "x.cuda()\n"))},
@@ -351,8 +352,9 @@ def test_manifest_with_only_an_untagged_pytorch_image_passes_the_gate(scan_sourc
 def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path, monkeypatch):
     import os
 
-    import auditor.alternatives
-    from auditor.engine import ScanOptions, scan
+    import auditor.analysis.alternatives
+    from auditor.config.settings import Settings
+    from auditor.pipeline.scan import scan
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -361,7 +363,7 @@ def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path,
     old = 1_600_000_000_000_000_000  # settled long ago: the cache trusts these stats
     for name in ("Dockerfile", "Dockerfile.rocm"):
         os.utime(repo / name, ns=(old, old))
-    options = ScanOptions(cache_dir=str(tmp_path / "cache"), jobs=1)
+    options = Settings(cache_dir=str(tmp_path / "cache"), jobs=1)
 
     def effects():
         return next(f.targets for f in scan([str(repo)], options).findings if f.rule == "LK509")
@@ -371,7 +373,7 @@ def test_warm_runs_keep_image_alternatives_without_reading_dockerfiles(tmp_path,
     def refuse(*args):
         raise AssertionError("read again")
 
-    monkeypatch.setattr(auditor.alternatives, "_targets", refuse)
+    monkeypatch.setattr(auditor.analysis.alternatives, "_targets", refuse)
     assert effects()["rocm"] == "works"
     monkeypatch.undo()
     (repo / "Dockerfile.rocm").write_text("FROM nvidia/cuda:12.4.1-base\n")

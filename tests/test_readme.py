@@ -56,9 +56,9 @@ def test_yaml_examples_parse_and_use_real_flags():
 
 
 def test_kinds_table_is_current():
-    from auditor.kinds import markdown_table
+    from auditor.discover.kinds import markdown_table
 
     table = re.search(r"<!-- kinds-table:start -->\n(.*?)\n<!-- kinds-table:end -->", README, re.S)
     assert table is not None and table.group(1).strip() == markdown_table().strip(), (
         "README \"What is read\" table is stale: regenerate it with "
-        "`python -c 'from auditor.kinds import markdown_table as t; print(t())'`")
+        "`python -c 'from auditor.discover.kinds import markdown_table as t; print(t())'`")

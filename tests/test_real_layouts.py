@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from auditor.engine import ScanOptions, scan
-from auditor.score import compute_scores
-from auditor.verdict import verdicts
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
+from auditor.portability.score import compute_scores
+from auditor.portability.verdict import verdicts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def audit(name: str):
-    result = scan([str(FIXTURES / name)], ScanOptions(cache=False, jobs=1))
+    result = scan([str(FIXTURES / name)], Settings(cache=False, jobs=1))
     assert not result.errors, result.errors
     return result, compute_scores(result.findings), verdicts(result.findings)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.registry import all_rules
+from auditor.checks.registry import all_rules
 
 CASES = [
     pytest.param(rule, kind, index, example, id=f"{rule.code}-{rule.name}-{kind}-{index}")

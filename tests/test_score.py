@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from auditor.model import TARGETS, Finding
-from auditor.score import compute_scores, grade
+from auditor.portability.score import compute_scores, grade
 
 RAISES = {t: ("works" if t == "rocm" else "raises") for t in TARGETS}
 DEGRADES = {t: ("works" if t == "rocm" else "degrades") for t in TARGETS}

@@ -8,8 +8,10 @@ import io
 import pytest
 from rich.text import Text
 
-from auditor.engine import ScanOptions, ScanResult, scan
+from auditor.config.settings import Settings
 from auditor.model import Finding
+from auditor.pipeline.scan import scan
+from auditor.report.model import ScanResult
 from auditor.report.text import SEVERITY_STYLE, _findings, make_console
 
 
@@ -37,7 +39,7 @@ def rich_findings(result: ScanResult, console) -> None:
 
 @pytest.fixture(scope="module")
 def demo() -> ScanResult:
-    return scan(["fixtures/demo-repo"], ScanOptions(cache=False, jobs=1))
+    return scan(["fixtures/demo-repo"], Settings(cache=False, jobs=1))
 
 
 @pytest.mark.parametrize("color", ["always", "never", "auto"])

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.engine import ScanOptions, scan
+from auditor.config.settings import Settings
+from auditor.pipeline.scan import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = "import torch\ntorch.cuda.synchronize()\n"  # LK204 on line 2
@@ -36,7 +37,7 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
 def run_scan(root: Path, **options) -> object:
     options.setdefault("cache", False)
     options.setdefault("jobs", 1)
-    return scan([str(root)], ScanOptions(**options))
+    return scan([str(root)], Settings(**options))
 
 
 def findings_of(result, path: str) -> list[tuple[int, str]]:
@@ -133,7 +134,7 @@ def test_the_crash_case_through_a_real_process(tmp_path):
 def test_memory_is_bounded_by_syntax_units(tmp_path):
     """A 9 MB file under the size limit took 40 s and 3 GB: the guard counts syntax units (what
     libcst allocates nodes for) and refuses files over MAX_PARSE_UNITS before parsing."""
-    from auditor.guard import MAX_PARSE_UNITS
+    from auditor.sandbox.parse_guard import MAX_PARSE_UNITS
 
     lines = MAX_PARSE_UNITS // 5 + 100  # `x = a.b(c)`: = . ( ) and the line end, 5 units a line
     files = {"huge.py": SYNC + "x = a.b(c)\n" * lines, "fine.py": SYNC + "x = a.b(c)\n" * (lines // 4)}
@@ -146,7 +147,7 @@ def test_memory_is_bounded_by_syntax_units(tmp_path):
 def test_guard_costs_little_and_flags_few_ordinary_files():
     """The screen sends a file to CPython's parse only when its counts allow a deep chain: none
     of the demo repository's files, and none of a large ordinary module."""
-    from auditor.guard import _Counts
+    from auditor.sandbox.parse_guard import _Counts
 
     demo = sorted((ROOT / "fixtures" / "demo-repo").rglob("*.py"))
     assert demo and all(_Counts(path.read_bytes()).screen() is None for path in demo)
@@ -178,7 +179,7 @@ def test_a_broken_file_with_a_huge_statement_is_refused_without_parsing(tmp_path
 
 
 def test_isolated_child_reports_crash_memory_and_deadline():
-    from auditor.isolate import IsolationFailure, run_isolated
+    from auditor.sandbox.isolate import IsolationFailure, run_isolated
 
     assert run_isolated(sum, [1, 2, 3], timeout=30) == 6
     with pytest.raises(IsolationFailure) as crash:
@@ -196,14 +197,14 @@ def test_a_file_that_kills_a_worker_is_isolated_never_rerun_here(tmp_path, monke
     """A worker dies on one file: that file is checked again in an isolated child (where it dies
     again and becomes a `crash` entry), the other files still report, and this process, which
     would die too, never checks it."""
-    from auditor import engine, parallel
+    from auditor.pipeline import parallel, runtime
 
     for name, value in (("SERIAL_BYTES", 0), ("SERIAL_FILES", 0), ("CHUNK_MAX_FILES", 1)):
         monkeypatch.setattr(parallel, name, value)
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)
     monkeypatch.delenv("PRE_COMMIT", raising=False)
     here = os.getpid()
-    original = engine.Runtime.check_with_digest
+    original = runtime.Runtime.check_with_digest
 
     def check(self, source, hashing, expected=None):
         if source.display == "killer.py":
@@ -214,7 +215,7 @@ def test_a_file_that_kills_a_worker_is_isolated_never_rerun_here(tmp_path, monke
             os.kill(os.getpid(), signal.SIGSEGV)
         return original(self, source, hashing, expected)
 
-    monkeypatch.setattr(engine.Runtime, "check_with_digest", check)  # workers are forked: they inherit it
+    monkeypatch.setattr(runtime.Runtime, "check_with_digest", check)  # workers are forked: they inherit it
     files = {"killer.py": SYNC, **{f"ok{i}.py": SYNC for i in range(6)}}
     result = run_scan(write(tmp_path, files), jobs=2)
     kind, message = errors_of(result)["killer.py"]
@@ -314,7 +315,7 @@ def test_a_symlinked_cache_folder_is_never_followed(tmp_path):
 
 
 def test_links_planted_inside_the_cache_write_nothing_where_they_point(tmp_path):
-    from auditor.cache import CACHEDIR_TAG
+    from auditor.cache.folder import CACHEDIR_TAG
 
     target = tmp_path / "target"
     target.mkdir()
@@ -360,7 +361,7 @@ def test_an_empty_folder_is_adopted_without_a_catch_all_gitignore(tmp_path):
 
 
 def test_pruning_removes_only_the_results_files_it_wrote(tmp_path, monkeypatch):
-    from auditor import cache as cache_module
+    from auditor.cache import folder as cache_module
 
     monkeypatch.setattr(cache_module, "MAX_CACHE_FILES", 1)
     repo = write(tmp_path / "repo", {"a.py": SYNC})
@@ -402,7 +403,7 @@ def test_checkout_dist_info_and_modules_are_never_loaded(tmp_path):
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert proc.returncode == 0, proc.stderr
         assert not marker.exists(), args
-    from auditor.registry import plugin_search_path
+    from auditor.checks.registry import plugin_search_path
 
     assert "" not in plugin_search_path() and os.getcwd() not in plugin_search_path()
 

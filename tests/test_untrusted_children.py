@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.parallel import LARGE_FILE_BYTES, Task
+from auditor.pipeline.parallel import LARGE_FILE_BYTES, Task
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = "import torch\ntorch.cuda.synchronize()\n"
@@ -28,7 +28,7 @@ _IMPORTED = """
 import sys
 from auditor.cli import main
 import multiprocessing.forkserver, multiprocessing.resource_tracker, multiprocessing.spawn
-import concurrent.futures.process, auditor._forkserver_init, auditor.isolate, auditor.parallel
+import concurrent.futures.process, auditor._forkserver_init, auditor.sandbox.isolate, auditor.pipeline.parallel
 for fmt in ("json", "text", "sarif", "markdown", "github", "junit", "gitlab"):
     main([sys.argv[1], "--no-cache", "--jobs", "1", "--format", fmt, "-o", sys.argv[2]])
 print("\\n".join(sorted({name.partition(".")[0] for name in sys.modules})))
@@ -74,8 +74,8 @@ def hostile_checkout(root: Path, names: list[str], marker_dir: Path, big: bool =
 
 def test_a_big_file_takes_the_forkserver_path():
     """The reproduction needs the forkserver: a file over LARGE_FILE_BYTES in a run big enough for a pool."""
-    from auditor.discover import SourceFile
-    from auditor.parallel import _context
+    from auditor.discover.files import SourceFile
+    from auditor.pipeline.parallel import _context
 
     tasks: list[Task] = [(0, SourceFile("/x/big.py", "big.py", "python"), LARGE_FILE_BYTES, None),
                          (1, SourceFile("/x/a.py", "a.py", "python"), 60_000, None)]
@@ -117,7 +117,7 @@ def test_no_module_of_the_checkout_runs_in_any_process(tmp_path, how):
 def test_child_interpreters_get_isolated_mode_whatever_this_process_has():
     from multiprocessing import util
 
-    from auditor.interpreter import isolate_child_interpreters, isolated_flags
+    from auditor.sandbox.interpreter import isolate_child_interpreters, isolated_flags
 
     assert isolated_flags(["-B", "-E", "-s", "-W", "error"]) == ["-B", "-W", "error", "-I"]
     isolate_child_interpreters()
@@ -127,7 +127,7 @@ def test_child_interpreters_get_isolated_mode_whatever_this_process_has():
 
 
 def test_trusted_path_drops_what_the_working_directory_controls(tmp_path):
-    from auditor.interpreter import trusted_path
+    from auditor.sandbox.interpreter import trusted_path
 
     own = str(ROOT)
     path = ["", ".", "src", str(tmp_path), str(tmp_path / "lib"), own, "/usr/lib/python3.11"]

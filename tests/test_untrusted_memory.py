@@ -76,19 +76,21 @@ def test_memory_per_file_does_not_grow_with_its_findings(tmp_path):
 @pytest.mark.parametrize("failure", [MemoryError, RecursionError, ValueError])
 def test_one_files_failure_is_that_files_error(tmp_path, monkeypatch, jobs, failure):
     """Anything raised while one file is read or checked, in this process or a worker."""
-    from auditor import engine, parallel
+    from auditor.pipeline import parallel, runtime
+    from auditor.read import source as reading
 
     for name, value in (("SERIAL_BYTES", 0), ("SERIAL_FILES", 0), ("CHUNK_MAX_FILES", 1)):
         monkeypatch.setattr(parallel, name, value)
     monkeypatch.delenv("PRE_COMMIT", raising=False)
-    original = engine.read_bytes
+    original = reading.read_bytes
 
     def read(source, max_bytes):
         if source.display == "bad.py":
             raise failure("boom")
         return original(source, max_bytes)
 
-    monkeypatch.setattr(engine, "read_bytes", read)  # workers are forked: they inherit it
+    monkeypatch.setattr(runtime, "read_bytes", read)  # workers are forked: they inherit it
+    monkeypatch.setattr(reading, "read_bytes", read)  # what the scan reads before the prefilter
     files = {"bad.py": SYNC, **{f"ok{i}.py": SYNC for i in range(4)}}
     result = run_scan(write(tmp_path, files), jobs=jobs)
     kind, _ = errors_of(result)["bad.py"]
@@ -97,7 +99,7 @@ def test_one_files_failure_is_that_files_error(tmp_path, monkeypatch, jobs, fail
 
 
 def test_a_memory_error_while_checking_is_that_files_error(tmp_path, monkeypatch):
-    from auditor import python_scan
+    from auditor.python import scan as python_scan
 
     scan = python_scan._scan
 

@@ -119,7 +119,7 @@ def test_a_configuration_with_a_long_dotted_key_is_one_line(tmp_path, capsys):
 
 
 def test_ordinary_dotted_keys_still_parse():
-    from auditor import toml_guard
+    from auditor.read import toml_guard
 
     text = "[tool.poetry.group.dev.dependencies]\n" + ".".join(["k"] * 63) + " = 1\nv = 'a.b.c.d.e'\n"
     assert toml_guard.loads(text)["tool"]["poetry"]["group"]["dev"]["dependencies"]["k"]
@@ -199,10 +199,10 @@ def test_tens_of_thousands_of_configured_entries_are_a_configuration_error(tmp_p
 
 def test_exclude_globs_are_matched_in_time_linear_in_their_number():
     """fnmatch keeps 32,768 compiled patterns: past that, every glob was compiled again per file."""
-    from auditor.discover import _Excludes
+    from auditor.discover.ignore import Excludes
 
     def matcher(n: int):
-        excludes = _Excludes(tuple(f"*skip{i}*" for i in range(n)))
+        excludes = Excludes(tuple(f"*skip{i}*" for i in range(n)))
         return lambda: [excludes.match(f"file{k}.py", f"src/file{k}.py") for k in range(20)]
 
     assert ratio(matcher(40_000), matcher(20_000), repeat=2) < 5  # compiled again each time: hundreds

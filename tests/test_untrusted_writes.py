@@ -1,7 +1,7 @@
 """No write outside the cache folder and the files asked for: never through a link the checkout
 holds, never replacing a device, never rewriting a read-only file or changing its owner, and
 never following a folder another process swaps for a link mid-run (issue 20: D4, D20, D22, D23,
-D30). Every writer goes through auditor/safe_files.py."""
+D30). Every writer goes through auditor/sandbox/safe_files.py."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def test_fix_never_writes_through_a_folder_swapped_for_a_link(tmp_path, monkeypa
 
 
 def test_add_noqa_never_writes_through_a_folder_swapped_for_a_link(tmp_path, monkeypatch, capsys):
-    from auditor import add_noqa
+    from auditor.gates import add_noqa
 
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)

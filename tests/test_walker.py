@@ -16,8 +16,8 @@ def test_shared_env_matcher_respects_selection(scan_source):
 
 
 def test_shared_handler_is_registered_once():
-    from auditor.registry import full_catalogue, select_rules
-    from auditor.walker import Walker
+    from auditor.checks.registry import full_catalogue, select_rules
+    from auditor.python.walker import Walker
 
     walker = Walker(select_rules(["LK2"]), full_catalogue())
     import libcst as cst

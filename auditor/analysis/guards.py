@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from auditor.catalogue import Catalogue
-from auditor.checks._env import is_message_call
-from auditor.checks._helpers import callee_name, string_value
-from auditor.names import dotted_parts
+from auditor.python.names import dotted_parts
+from auditor.python.syntax import callee_name, is_message_call, string_value
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext

@@ -1,6 +1,6 @@
 """The contexts of one reported node, read from the nodes around it.
 
-The positions pass (auditor/positions.py) hands each reported node its enclosing nodes. Going
+The positions pass (auditor/python/positions.py) hands each reported node its enclosing nodes. Going
 from the node outwards, each one may narrow where the node runs:
 
 - the body of an `if` (its test holds), its `else` / `elif` (the test does not), an `IfExp`
@@ -25,15 +25,14 @@ import libcst as cst
 
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
-from auditor.checks._env import is_message_call
-from auditor.checks._helpers import callee_name, string_value
-from auditor.names import dotted_name, dotted_parts
-from auditor.tree import child_nodes
+from auditor.python.names import dotted_name, dotted_parts
+from auditor.python.syntax import callee_name, is_message_call, string_value
+from auditor.python.tree import child_nodes
 
 if TYPE_CHECKING:
     from auditor.checks.base import Rule
     from auditor.context import PythonContext
-    from auditor.positions import Placed
+    from auditor.python.positions import Placed
 
 TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 _BODY_NODES = 600  # a sibling branch is searched this far for another backend's API

@@ -13,7 +13,7 @@ which files a run scans, so a pre-commit batch and a full run agree):
   (platforms/cuda.py beside platforms/xpu.py), read from the folder listing.
 
 Nothing here executes or imports the project; setup.py and pyproject.toml are read as text.
-`FileFacts.key` is the part of the facts a cached result depends on (see engine / cache)."""
+`FileFacts.key` is the part of the facts a cached result depends on (see auditor.cache.reuse / auditor.cache.results)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from auditor import toml_guard
 from auditor.catalogue import Catalogue, load_table
+from auditor.read import toml_guard
+from auditor.read.text import SourceError, read_regular_file
 
 TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 _SPLIT = re.compile(r"[_\-.]+")
@@ -293,8 +294,6 @@ class ProjectInfo:
     def _read(self, path: str, limit: int = 2_000_000) -> str:
         """The text of a project file, or "" when it is not a regular file of at most `limit` bytes:
         a link, a FIFO or a device named pyproject.toml is not followed, read or waited on."""
-        from auditor.textio import SourceError, read_regular_file
-
         try:
             info = os.lstat(path)
             self._read_stamps[path] = (info.st_size, info.st_mtime_ns)
@@ -305,7 +304,7 @@ class ProjectInfo:
             pass
         return ""
 
-    # -- reuse across runs (engine: with the cached file list, whose folder stamps cover the listings) --
+    # -- reuse across runs (auditor.cache.reuse: with the cached file list, whose folder stamps cover the listings) --
     def export(self) -> dict:
         """The per-folder keys computed so far and the stamps of the files they were read from."""
         return {"folders": {folder: [key, named] for folder, (key, named, _) in self._keys.items()},

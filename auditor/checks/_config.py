@@ -9,6 +9,7 @@ import re
 
 from auditor.checks.base import Rule
 from auditor.context import FileContext
+from auditor.readers.document import read_document
 
 CONFIG_KINDS = frozenset({"yaml", "json-config", "toml-config"})
 
@@ -17,8 +18,6 @@ class ConfigValueRule(Rule):
     file_kinds = CONFIG_KINDS
 
     def check_file(self, ctx: FileContext) -> None:
-        from auditor.readers.document import read_document
-
         rows = [row for row in ctx.catalogue.table("images").get("config_value", []) if row["rule"] == self.name]
         if not rows:
             return

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from auditor.checks._helpers import string_value
 from auditor.checks.base import ApiRule, shared_visit
+from auditor.python.syntax import string_value
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference

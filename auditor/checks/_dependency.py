@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from auditor.checks.base import Rule
-from auditor.context import FileContext
+from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS, Category
-from auditor.readers import Located, Requirement, read_dependencies, report
+from auditor.readers import Located, Requirement
+from auditor.readers.dependencies import read_dependencies
 
 SCOPE_NOTE = (" Nothing is reported in a requirements file or folder, extra or dependency group named for CUDA "
               "(requirements/cuda.txt, requirements-cu121.txt, extra `cuda`): that is where CUDA-only "
@@ -21,6 +22,22 @@ DEPENDENCY_KINDS = frozenset({"requirements", "pyproject", "setup-cfg", "setup-p
 _NAMED_VARIANTS = frozenset({"requirements", "conda", "dockerfile", "shell"})
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _VERSION = re.compile(r"(?:>=|==|~=|===|>|\^|~)\s*v?(\d{1,9}(?:\.\d{1,9})*)")  # int() refuses 4,300 digits
+
+
+def report(ctx: FileContext, rule: Rule, item: Located, **fields: Any) -> None:
+    """Report `item` in the file it was written in (an included requirements file keeps its own path).
+    An item in an extra or dependency group is optional: the base install does without it."""
+    group = getattr(item, "group", None)
+    if group:  # whatever its name (dev, test, gpu): the base install does without it
+        kind = "dependency group" if getattr(item, "origin", "") in ("dependency-groups", "tool.poetry.group") \
+            else "optional extra"
+        fields["__optional"] = ("dependency", f"the {kind} `{group}`")
+
+    if item.node is not None and isinstance(ctx, PythonContext):
+        ctx.report(rule, item.node, **fields)
+        return
+    owner = item.owner or ctx
+    ctx.findings.append(owner.make_finding(rule, item.line, item.column, item.end_line, item.end_column, fields))
 
 
 @dataclass(frozen=True)

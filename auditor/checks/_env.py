@@ -17,10 +17,11 @@ from typing import Any
 import libcst as cst
 
 from auditor.catalogue import Catalogue, load_catalogue
-from auditor.checks._helpers import callee_name, name_of_target, positional, string_value
 from auditor.checks.base import Rule, shared_visit
 from auditor.context import FileContext, PythonContext
 from auditor.model import TARGETS
+from auditor.python.syntax import callee_name, is_message_call, name_of_target, positional, string_value
+from auditor.readers.document import read_document
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -93,15 +94,6 @@ def rule_tokens(rule: str) -> tuple[str, ...]:
 
 
 
-def is_message_call(call: cst.Call, catalogue: Catalogue) -> bool:
-    """print(...), logger.info(...), RuntimeError(...): their strings are text, not code."""
-    name = callee_name(call)
-    if name is None:
-        return False
-    table = catalogue.table("env").get("messages", {})
-    return name in table.get("callees", ()) or name.endswith(tuple(table.get("callee_suffixes", ())))
-
-
 # Kinds whose readers report environment settings (auditor.readers.document.Document.env).
 ENV_FILE_KINDS = frozenset({"dockerfile", "shell", "notebook", "compose", "yaml"})
 
@@ -115,8 +107,6 @@ class EnvVarRule(Rule):
     file_kinds = frozenset({"python"}) | ENV_FILE_KINDS
 
     def check_file(self, ctx: FileContext) -> None:
-        from auditor.readers.document import read_document
-
         index = env_index(ctx.catalogue, files=True)
         for setting in read_document(ctx).env:
             # A plain shell assignment (`CUDA_MAJOR=12`) may be a mere variable: exact names only.

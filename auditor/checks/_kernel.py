@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._helpers import string_value
 from auditor.checks.base import ApiRule, entry_fields, shared_visit
 from auditor.context import PythonContext, Reference
-from auditor.tree import child_nodes
+from auditor.python.syntax import string_value
+from auditor.python.tree import child_nodes
 
 DECORATORS = "LK4:decorators"  # ctx.state key: ids of the expressions used as decorators
 

@@ -9,9 +9,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from auditor.checks._helpers import keyword, name_of_target, string_value
 from auditor.checks.base import Rule
 from auditor.context import PythonContext
+from auditor.python.syntax import keyword, name_of_target, string_value
 
 
 class OptionRule(Rule):

@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from auditor.checks._helpers import name_of_target, string_value
 from auditor.checks.base import Rule
 from auditor.context import PythonContext
+from auditor.python.syntax import name_of_target, string_value
 
 
 class ValueFlowRule(Rule):

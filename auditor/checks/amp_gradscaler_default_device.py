@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from auditor.checks._helpers import keyword, positional
 from auditor.checks.base import ApiRule, FixSpec, Invalid, Valid
 from auditor.fix.plan import FixPlan
 from auditor.model import Category, Severity
+from auditor.python.syntax import keyword, positional
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
-    from auditor.fix.plan import Report, Rewriter
+    from auditor.fix.plan import Reported, Rewriter
 
 
 class AmpGradScalerDefaultDevice(ApiRule):
@@ -57,7 +57,7 @@ class AmpGradScalerDefaultDevice(ApiRule):
     FIXES = (FixSpec("F29", "safe", '`torch.amp.GradScaler()` -> `torch.amp.GradScaler("cuda")`: the implicit '
                      "default made explicit (then choose `dev.type`)", "2.3"),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         call = report.ref.call if report.ref is not None else None
         if call is None:
             return None

@@ -1,6 +1,10 @@
 """How a rule is declared: identity, metadata, message, docs and examples side by side (as in
 Fixit and TorchFix), plus the hooks the scanners call. A new rule is one small module in
-`auditor/checks/` (or a plugin) and the examples it carries are its tests."""
+`auditor/checks/` (or a plugin) and the examples it carries are its tests.
+
+Part of the plugin API (README, Extending: plugins): plugins import `Rule`, `ApiRule`, `Valid` and
+`Invalid` from `auditor.checks.base`; keep them importable from here, with the hooks' signatures
+(tests/test_plugin.py checks it)."""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from auditor.catalogue import ApiEntry, load_catalogue
+from auditor.fix.swaps import swap_fix, swaps_of_rule
 from auditor.model import TARGETS, Category, Effect, Severity
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
     from auditor.context import FileContext, PythonContext, Reference
-    from auditor.fix.plan import FixPlan, Report, Rewriter
+    from auditor.fix.plan import FixPlan, Reported, Rewriter
 
 UNCHANGED = "<unchanged>"  # Invalid(..., fixed=UNCHANGED): the rule must leave this code as it is
 
@@ -125,7 +130,7 @@ class Rule:
         """Called after the walk of each Python file."""
 
     # Fixes (auditor/fix/): called after the walk, for each of this rule's reports in a Python file.
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
         """The rewrite(s) of one report, best first (the first the project's torch allows is used)."""
         return None
 
@@ -164,15 +169,11 @@ class ApiRule(Rule):
 
     tokens = ()  # derived from the catalogue rows, see registry.build_prefilter
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
         """The catalogue's swap for the reference (rules/fixes.toml), when its row fits this use."""
-        from auditor.fix.swaps import swap_fix
-
         return swap_fix(report, rewriter)
 
     def fix_specs(self, catalogue: Catalogue) -> list[FixSpec]:
-        from auditor.fix.swaps import swaps_of_rule
-
         swaps = [FixSpec(s.fix_id, s.applicability, f"`{s.api[0]}` -> `{s.to}`", s.since, s.gated)
                  for s in swaps_of_rule(catalogue, self.name)]
         return [*self.FIXES, *swaps]

@@ -11,7 +11,7 @@ from auditor.model import Category, Severity
 
 if TYPE_CHECKING:
     from auditor.context import Reference
-    from auditor.fix.plan import Report, Rewriter
+    from auditor.fix.plan import Reported, Rewriter
 
 
 class CudaAmpDeprecated(CudaApiRule):
@@ -89,7 +89,7 @@ class CudaAmpDeprecated(CudaApiRule):
                 " (arguments kept)", "2.4"),
     )
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         ref = report.ref
         if ref is None or ref.kind == "import":
             return None  # the import goes once no use is left (auditor/fix/imports.py)

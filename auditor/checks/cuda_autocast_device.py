@@ -4,9 +4,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.checks._helpers import is_cuda_device, keyword, positional
 from auditor.checks.base import ApiRule, Invalid, Valid
 from auditor.model import Category, Severity
+from auditor.python.syntax import is_cuda_device, keyword, positional
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference

@@ -4,7 +4,7 @@ import libcst as cst
 
 from auditor.checks._cuda_api import CudaApiRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
 
 # sdp_kernel's arguments, in order, and the backend each one enables (the order sdp_kernel builds its list in)
@@ -66,7 +66,7 @@ class CudaBackendFlag(CudaApiRule):
                 "CPU and XPU: numerics change there)", "2.0"),
     )
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         ref = report.ref
         if ref is None:
             return None

@@ -4,10 +4,10 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import string_value
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
+from auditor.python.syntax import string_value
 
 # "cu" right before an interpolated version: f"+cu{v}", f"/whl/cu{v}", f"{sep}cu{v}".
 _CU_BEFORE = re.compile(r"(^|[+/_.\-])cu$")

@@ -8,7 +8,7 @@ from auditor.checks._cuda_api import CudaApiRule, skipped
 from auditor.checks.base import Invalid, Valid
 from auditor.checks.cuda_build_script import is_build_script
 from auditor.model import Category, Severity
-from auditor.tree import descendants
+from auditor.python.tree import descendants
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._helpers import contains_call_to, is_cuda_device, name_of_target, string_value
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Rule, Valid
 from auditor.context import PythonContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
+from auditor.python.syntax import contains_call_to, is_cuda_device, name_of_target, string_value
 
 IS_AVAILABLE = "torch.cuda.is_available"
 
@@ -99,7 +99,7 @@ class CudaElseCpuFallback(Rule):
                 "2.6", gated=True),
     )
 
-    def fix(self, report: Report, rewriter: Rewriter) -> list[FixPlan] | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> list[FixPlan] | None:
         node = report.node
         if isinstance(node, cst.If):
             return self._statement(node, rewriter)

@@ -4,11 +4,11 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import keyword, positional, string_value
 from auditor.checks._kernel import KernelApiRule, literal_strings
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
+from auditor.python.syntax import keyword, positional, string_value
 
 EXT = "torch.utils.cpp_extension."
 _CUDA_FILE = re.compile(r"\.cuh?$")

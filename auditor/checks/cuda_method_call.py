@@ -4,7 +4,7 @@ import libcst as cst
 
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Rule, Valid
 from auditor.context import PythonContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
 
 _KEPT_KEYWORDS = ("non_blocking", "memory_format")  # what Tensor.to takes too
@@ -72,7 +72,7 @@ class CudaMethodCall(Rule):
     FIXES = (FixSpec("F23", "unsafe", "`x.cuda()` -> `x.to(torch.accelerator.current_accelerator())` (`non_blocking=` "
                      "kept; `.cuda(i)` stays a suggestion)", "2.7", gated=True),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         call = report.fields.get("__end_node")  # reported from the name `cuda` to the end of its call
         if not isinstance(call, cst.Call) or any(a.keyword is None or a.keyword.value not in _KEPT_KEYWORDS
                                                  for a in call.args):

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._helpers import keyword, positional, string_value
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
+from auditor.python.syntax import keyword, positional, string_value
 
 STATE = "LK415"
 # Dispatch keys and device types that serve CUDA (and ROCm); anything else registered for the same

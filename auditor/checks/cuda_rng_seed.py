@@ -4,7 +4,7 @@ import libcst as cst
 
 from auditor.checks._cuda_api import CudaApiRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
 
 _SEEDERS = ("torch.manual_seed", "torch.random.manual_seed")
@@ -49,7 +49,7 @@ class CudaRngSeed(CudaApiRule):
     FIXES = (FixSpec("F22", "safe", "delete `torch.cuda.manual_seed(_all)(s)` when the same block also calls "
                      "`torch.manual_seed(s)` with the same `s` (which already seeds every CUDA device)"),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """Only the redundant call goes; a CUDA seed without `torch.manual_seed` stays a suggestion:
         switching to it would also reseed the CPU generator and change the random streams."""
         ref = report.ref

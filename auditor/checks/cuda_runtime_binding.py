@@ -5,11 +5,11 @@ from functools import lru_cache
 
 import libcst as cst
 
-from auditor.checks._helpers import keyword, positional
 from auditor.checks._kernel import KernelApiRule, literal_strings
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
+from auditor.python.syntax import keyword, positional
 
 STAR = "LK407:ctypes-star"  # ctx.state key: the file did `from ctypes import *`
 _STAR_LOADERS = {"CDLL": "ctypes.CDLL", "PyDLL": "ctypes.PyDLL", "WinDLL": "ctypes.WinDLL", "OleDLL": "ctypes.OleDLL",

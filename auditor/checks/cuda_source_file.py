@@ -7,7 +7,7 @@ from functools import lru_cache
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
-from auditor.textio import line_starts
+from auditor.read.text import line_starts
 
 _START = re.compile(r"[\"'/]")  # where a literal or a comment may start
 _KERNEL = re.compile(r"__global__")

@@ -5,11 +5,11 @@ import re
 import libcst as cst
 
 from auditor.checks._cuda_api import CudaApiRule
-from auditor.checks._helpers import positional, string_value
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
-from auditor.fix.plan import FixPlan, NodeEdit, Pos, Report, Rewriter
+from auditor.fix.plan import FixPlan, NodeEdit, Pos, Reported, Rewriter
 from auditor.model import Category, Severity
+from auditor.python.syntax import positional, string_value
 
 _DTYPES = {"FloatTensor": "float32", "HalfTensor": "float16", "DoubleTensor": "float64",
            "BFloat16Tensor": "bfloat16"}
@@ -76,7 +76,7 @@ class CudaTensorType(CudaApiRule):
                      '`torch.set_default_device("cuda")` + `torch.set_default_dtype(torch.float32)` (the documented '
                      "replacement; the device is still CUDA: choose it centrally next)", "2.1"),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         ref = report.ref
         dtype = _DTYPES.get(ref.qualified.rsplit(".", 1)[-1]) if ref is not None else None
         if ref is None or ref.kind != "ref" or dtype is None or not ref.qualified.startswith("torch.cuda."):

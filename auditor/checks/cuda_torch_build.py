@@ -2,12 +2,22 @@ from __future__ import annotations
 
 import re
 
-from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped, match_package, package_entries, where
+from auditor.checks._dependency import (
+    SCOPE_NOTE,
+    DependencyRule,
+    cuda_scoped,
+    match_package,
+    package_entries,
+    report,
+    where,
+)
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.layout import per_target_layout
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Edit, Fix, Severity
-from auditor.readers import Requirement, read_dependencies, report
+from auditor.readers import Requirement
+from auditor.readers.dependencies import read_dependencies
 
 
 class CudaTorchBuild(DependencyRule):
@@ -94,7 +104,7 @@ class CudaTorchBuild(DependencyRule):
     FIXES = (FixSpec("Q02", "display", "`torch==2.1.0+cu121` -> `torch==2.1.0`, with the per-target layout: one "
                      "requirements file (or extra) per target, each with the index serving its build"),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """setup.py: the requirement string without its `+cuXXX` label, shown only."""
         evidence = report.fields.get("evidence", "")
         code = rewriter.code(report.node)
@@ -105,8 +115,6 @@ class CudaTorchBuild(DependencyRule):
 
 
 def _layout_message(ctx: FileContext, package: str, evidence: str) -> str:
-    from auditor.fix.layout import per_target_layout
-
     return (f"Drop `{evidence}` from the `{package}` pin and choose the build per target: "
             + per_target_layout(ctx.catalogue, label=evidence))
 

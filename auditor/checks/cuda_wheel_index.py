@@ -3,11 +3,13 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped
+from auditor.checks._dependency import SCOPE_NOTE, DependencyRule, cuda_scoped, report
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import FileContext
+from auditor.fix.layout import per_target_layout
 from auditor.model import Edit, Fix, Severity
-from auditor.readers import IndexUrl, read_dependencies, report
+from auditor.readers import IndexUrl
+from auditor.readers.dependencies import read_dependencies
 
 
 class CudaWheelIndex(DependencyRule):
@@ -106,8 +108,6 @@ class CudaWheelIndex(DependencyRule):
 
 def _layout_fix(ctx: FileContext, index: IndexUrl) -> Fix | None:
     """Requirements files: the index line removed from the shared file (shown, never applied)."""
-    from auditor.fix.layout import per_target_layout
-
     owner = index.owner or ctx
     if owner.kind != "requirements" or not index.url.startswith("http") or not 0 < index.line <= len(owner.lines):
         return None

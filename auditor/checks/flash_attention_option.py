@@ -4,11 +4,11 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import string_value
 from auditor.checks._options import OptionRule, is_true
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
+from auditor.python.syntax import string_value
 
 _FLASH = re.compile(r"flash_attention_(\d)")
 # FlashAttention 3 and 4 are Hopper/Blackwell-only CUDA builds: no ROCm or XPU path.

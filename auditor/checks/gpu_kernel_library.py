@@ -6,7 +6,7 @@ from auditor.checks._kernel import KernelApiRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
-from auditor.names import dotted_name
+from auditor.python.names import dotted_name
 
 DEFAULT_NOTE = "a GPU kernel library built for NVIDIA (ROCm only through separate ports or builds)"
 

@@ -5,7 +5,7 @@ import re
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
-from auditor.readers.document import Command, Word
+from auditor.readers.document import Command, Word, read_document
 
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?")
 # Commands that start another one (`srun torchrun ...`, `mpirun -np 8 python -m torch.distributed.run`).
@@ -83,8 +83,6 @@ class GpuLauncherFlag(Rule):
     ]
 
     def check_file(self, ctx: FileContext) -> None:
-        from auditor.readers.document import read_document
-
         rows = ctx.catalogue.table("images").get("launcher", [])
         for command in read_document(ctx).commands:
             for program, args in launches(command):

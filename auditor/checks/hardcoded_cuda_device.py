@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._helpers import DEVICE_WORD, is_cuda_device, keyword, positional, string_value
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
+from auditor.python.syntax import DEVICE_WORD, is_cuda_device, keyword, positional, string_value
 
 _PIN_METHODS = ("pin_memory", "is_pinned")
 _MESH = ("torch.distributed.device_mesh.init_device_mesh", "torch.distributed.init_device_mesh",
@@ -169,7 +169,7 @@ class HardcodedCudaDevice(ValueFlowRule):
                 'current_accelerator() or torch.device("cpu")).type, ...)`', "2.7", gated=True),
     )
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """Three places where the literal can go without knowing where the program's device comes from;
         every other "cuda" needs the one central device the suggestion describes."""
         node = report.node

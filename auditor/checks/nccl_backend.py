@@ -4,12 +4,12 @@ import re
 
 import libcst as cst
 
-from auditor.checks._helpers import callee_name, keyword, positional, string_value
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
-from auditor.fix.plan import FixPlan, Report, Rewriter
+from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
+from auditor.python.syntax import callee_name, keyword, positional, string_value
 
 STATE = "LK301"
 BACKEND_WORD = re.compile("backend", re.IGNORECASE)
@@ -179,7 +179,7 @@ class NcclBackend(ValueFlowRule):
                      'get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")` (nccl on '
                      "CUDA/ROCm, xccl on XPU, gloo on CPU and MPS, a PrivateUse1 backend's own)", "2.8", gated=True),)
 
-    def fix(self, report: Report, rewriter: Rewriter) -> FixPlan | None:
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """Only the backend argument of init_process_group itself: a "nccl" stored in a config or a
         default may be read for other purposes, and a `device_id` may be what the code needs."""
         arg = rewriter.parent(report.node)

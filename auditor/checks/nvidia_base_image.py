@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from auditor.checks._containers import alternatives, nvidia_image
+from auditor.analysis.images import alternatives, nvidia_image
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
+from auditor.readers.document import read_document
 
 
 class NvidiaBaseImage(Rule):
@@ -47,8 +48,6 @@ class NvidiaBaseImage(Rule):
     ]
 
     def check_file(self, ctx: FileContext) -> None:
-        from auditor.readers.document import read_document
-
         for image in read_document(ctx).images:
             what = nvidia_image(image.image, ctx.catalogue)
             if what is not None:

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import re
 
-from auditor.checks._containers import runtime_table
+from auditor.analysis.images import runtime_table
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
-from auditor.readers.document import Node
+from auditor.readers.document import Node, read_document
 
 
 class NvidiaContainerRuntime(Rule):
@@ -54,8 +54,6 @@ class NvidiaContainerRuntime(Rule):
     ]
 
     def check_file(self, ctx: FileContext) -> None:
-        from auditor.readers.document import read_document
-
         table = runtime_table(ctx.catalogue)
         document = read_document(ctx)
         for tree in document.trees:

@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from auditor.checks._env import is_message_call
-from auditor.checks._helpers import string_value
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import FileContext, PythonContext
 from auditor.model import Category, Severity
+from auditor.python.syntax import is_message_call, string_value
+from auditor.readers.document import read_document
 
 
 def _command_text(node: cst.BaseExpression) -> str | None:
@@ -76,8 +76,6 @@ class NvidiaSmiCall(ValueFlowRule):
 
     def check_file(self, ctx: FileContext) -> None:
         """Shell-like files: `nvidia-smi` or `nvcc` run as a command."""
-        from auditor.readers.document import read_document
-
         commands = tuple(ctx.catalogue.table("env").get("nvidia_smi", {}).get("commands", ("nvidia-smi",)))
         for command in read_document(ctx).commands:
             tool = command.argv[0].rsplit("/", 1)[-1]

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 from auditor.checks.base import Invalid, Rule, Valid
-from auditor.kinds import KINDS
+from auditor.discover.kinds import KINDS
 from auditor.model import TARGETS, Category, Severity
 
 COMMENTED_KINDS = frozenset(kind.name for kind in KINDS if kind.comment is not None)
 
 
 class UnusedSuppression(Rule):
-    """Reported by the suppression pass (auditor/suppress.py, engine.Runtime.suppress), not by a
+    """Reported by the suppression pass (auditor/gates/suppress.py, auditor.pipeline.postprocess.apply_suppressions), not by a
     visitor: it needs every other rule's findings for the file first."""
 
     code = "LK001"
@@ -17,7 +17,7 @@ class UnusedSuppression(Rule):
     severity = Severity.MINOR
     message = "{problem}."
     suggestion = "Delete it (the finding carries the edit that does): a stale suppression would hide the next lock-in here."
-    file_kinds = COMMENTED_KINDS  # every kind with comments (auditor.kinds)
+    file_kinds = COMMENTED_KINDS  # every kind with comments (auditor.discover.kinds)
     targets = {target: "works" for target in TARGETS}  # costs no portability points
     what = ("Finds suppression comments (`# lockin: ignore[...]`, `# noqa: LK...`, `# lockin: ignore-file[...]`) "
             "that silence nothing: the rule they name reports nothing there any more, or the code names no rule "

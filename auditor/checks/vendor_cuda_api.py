@@ -7,7 +7,7 @@ import libcst as cst
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
-from auditor.names import dotted_name
+from auditor.python.names import dotted_name
 
 _TOKENS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Availability checks (guards) and errors are not ties: `is_cuda_available()`, `CudaError`.

@@ -1,4 +1,5 @@
-"""Fixes: rewrites carried by findings as plain text edits (ruff's model), and what applies them.
+"""Beside the pipeline: the fixes, rewrites carried by findings as plain text edits (ruff's
+model), and what applies them.
 
 - `floor.py`: the lowest PyTorch version the scanned project supports (a project-wide fact read
   before any file is checked; part of the cache key), from its dependency files or --torch-version.
@@ -10,8 +11,9 @@
 - `swaps.py`: the catalogue-driven API swaps (`rules/fixes.toml`), the fix of every ApiRule.
 - `edits.py`: text edits to offsets, conflicts between fixes, applying them.
 - `imports.py`: imports a round of fixes left unused.
-- `build.py`: asking the rules for their fixes after the walk (python_scan.place_findings).
+- `build.py`: asking the rules for their fixes after the walk (auditor.python.scan.place_findings).
 - `layout.py`: the per-target dependency layout the display fixes of LK501/LK502 show.
+- `applicability.py`: which fixes a run applies (the fixer and the reports' `[*]` agree);
 - `apply.py`: fixing files until stable, validating each round, atomic writes and diffs.
 - `run.py`: `audit --fix` / `--diff` end to end (run.py of the package root calls it).
 """

@@ -25,14 +25,24 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.deep import run_deep
-from auditor.model import Applicability, FileError, Finding
+from auditor.fix.applicability import fixable
+from auditor.fix.edits import apply_edits, select
+from auditor.fix.imports import name_uses, remove_unused
+from auditor.model import FileError, Finding
+from auditor.pipeline.runtime import Runtime, catalogue_for
+from auditor.python import scan as python_scan
+from auditor.python.scan import parse_module, unvalidated_parsing
+from auditor.read import toml_guard
+from auditor.read.text import SourceError, decode_python, decode_text
+from auditor.readers.notebook import NotebookError, read_notebook
+from auditor.sandbox.deep import run_deep
+from auditor.sandbox.safe_files import TreeFile, WriteRefused
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from auditor.discover import SourceFile
-    from auditor.engine import Runtime, ScanResult
+    from auditor.discover.files import SourceFile
+    from auditor.report.model import ScanResult
 
 MAX_ROUNDS = 6
 PYTHON_KINDS = ("python", "setup-py")
@@ -43,14 +53,6 @@ TEXT_KINDS = ("requirements", "pyproject", "setup-cfg", "cuda")
 # only when re-serialising it reproduces the file byte for byte (nbformat's own layout).
 NOTEBOOK_KINDS = ("notebook",)
 FIXABLE_KINDS = (*PYTHON_KINDS, *TEXT_KINDS, *NOTEBOOK_KINDS)
-
-
-def applicable(finding: Finding, unsafe: bool) -> bool:
-    """Whether a run with (or without) --unsafe-fixes applies this finding's fix."""
-    fix = finding.fix
-    if fix is None or not fix.edits:
-        return False
-    return fix.applicability == Applicability.SAFE or (unsafe and fix.applicability == Applicability.UNSAFE)
 
 
 @dataclass
@@ -100,18 +102,14 @@ class FixRun:
 
 def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, runtime: Runtime | None = None) -> FixRun:
     """Fix every file of `result` that has an applicable fix; write them when `write`."""
-    wanted = sorted({f.path for f in result.findings if applicable(f, unsafe)})
+    wanted = sorted({f.path for f in result.findings if fixable(f, unsafe)})
     run = FixRun()
     if not wanted:
         return run
     if runtime is None:
-        from auditor.engine import Runtime, catalogue_for
-
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
                           root=result.scan_root or result.root)
     sources = {source.display: source for source in result.files}
-    from auditor.python_scan import unvalidated_parsing
-
     with unvalidated_parsing():  # the checks parse as the scan does; validation happens in _validate
         for path in wanted:
             source = sources.get(path)
@@ -130,9 +128,7 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
 
 
 def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int) -> FileFix:
-    """Fix one file, read and written through its folder's descriptor (auditor/safe_files.py)."""
-    from auditor.safe_files import TreeFile, WriteRefused
-
+    """Fix one file, read and written through its folder's descriptor (auditor/sandbox/safe_files.py)."""
     outcome = FileFix(source.display)
     try:
         with TreeFile(source.path, root) as tree_file:
@@ -150,9 +146,6 @@ def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, writ
 
 
 def _fix_data(runtime: Runtime, source: SourceFile, outcome: FileFix, data: bytes, unsafe: bool) -> None:
-    from auditor.safe_files import WriteRefused
-    from auditor.textio import SourceError, decode_python, decode_text
-
     try:
         text = decode_python(data) if source.kind in PYTHON_KINDS else decode_text(data)
     except SourceError as exc:
@@ -163,8 +156,6 @@ def _fix_data(runtime: Runtime, source: SourceFile, outcome: FileFix, data: byte
 
 def _encoded(outcome: FileFix, data: bytes, python: bool) -> bytes:
     """The fixed text (after a reverted round: the last good one) in the file's encoding and BOM."""
-    from auditor.safe_files import WriteRefused
-
     encoding = _encoding(data) if python else "utf-8"
     try:
         return (codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b"") + outcome.fixed.encode(encoding)
@@ -177,8 +168,6 @@ def _rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool
     add code the CUDA-clean gate looks at (`torch.amp.autocast("cuda")`), so the gated swaps are
     judged on the file as the safe fixes leave it."""
     import libcst as cst
-
-    from auditor.python_scan import parse_module
 
     if source.kind in NOTEBOOK_KINDS:
         _notebook_rounds(runtime, source, outcome, unsafe)
@@ -204,13 +193,10 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     once (twice when it drops imports) and the next round checks that tree, not the text again."""
     import libcst as cst
 
-    from auditor.fix.edits import apply_edits, select
-    from auditor.fix.imports import name_uses, remove_unused
-
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
         result = runtime.check_text(source, text, module)
-        findings = [f for f in result.findings if applicable(f, unsafe)]
+        findings = [f for f in result.findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
         if not taken:
             return module
@@ -237,7 +223,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         module = new_module
         outcome.rounds = number
         outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
-    if any(applicable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
+    if any(fixable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
         outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
         return None
     return module
@@ -245,12 +231,10 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
 
 def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
     """Rounds for a file that is not Python; a pyproject.toml must still be TOML afterwards."""
-    from auditor.fix.edits import apply_edits, select
-
     text = outcome.fixed
     was_toml = source.kind == "pyproject" and _toml_problem(text) is None
     for _ in range(MAX_ROUNDS):
-        findings = [f for f in runtime.check_text(source, text).findings if applicable(f, unsafe)]
+        findings = [f for f in runtime.check_text(source, text).findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
         if not taken:
             return
@@ -275,8 +259,6 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
 
     import libcst as cst
 
-    from auditor.readers.notebook import NotebookError, read_notebook
-
     text = outcome.fixed
     layout = _json_layout(text)
     try:
@@ -286,7 +268,7 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
     for phase_unsafe in (False, True) if unsafe else (False,):
         for _ in range(MAX_ROUNDS):
             findings = [f for f in runtime.check_text(source, text).findings
-                        if applicable(f, phase_unsafe) and f.cell is not None]
+                        if fixable(f, phase_unsafe) and f.cell is not None]
             if not findings:
                 break
             if layout is None:
@@ -330,14 +312,10 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
 
 
 def _select_in(findings: list[Finding], code: str) -> tuple[list[int], list]:
-    from auditor.fix.edits import select
-
     return select([f.fix for f in findings], code)  # type: ignore[misc]
 
 
 def _apply_in(code: str, edits: list) -> str:
-    from auditor.fix.edits import apply_edits
-
     return apply_edits(code, edits)
 
 
@@ -358,8 +336,6 @@ def _json_layout(text: str) -> tuple[int, bool, str] | None:
 
 
 def _toml_problem(text: str) -> str | None:
-    from auditor import toml_guard
-
     try:
         toml_guard.loads(text)
     except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
@@ -372,8 +348,6 @@ class _validated:
 
     def __enter__(self) -> None:
         import libcst as cst
-
-        from auditor import python_scan
 
         self.saved = cst.CSTNode.__dict__.get("__post_init__")
         original = python_scan.VALIDATING_POST_INIT
@@ -422,8 +396,6 @@ def _encoding(data: bytes) -> str:
 def write_atomically(path: str, data: bytes, expected: bytes, root: str | None = None) -> str | None:
     """Replace `path` (inside `root`, default its folder) with `data` if it still holds
     `expected`; None on success, else why nothing was written."""
-    from auditor.safe_files import TreeFile, WriteRefused
-
     try:
         with TreeFile(path, root or os.path.dirname(os.path.abspath(path))) as tree_file:
             tree_file.replace(data, expected)

@@ -1,4 +1,4 @@
-"""Asking the rules for their fixes once a file's walk is done (python_scan.place_findings).
+"""Asking the rules for their fixes once a file's walk is done (auditor.python.scan.place_findings).
 
 Only rules that offer fixes are asked, only about their own reports, and the per-file helper
 (`Rewriter`) computes the tree facts a fix needs on first use: a file without fixable findings
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.fix.plan import FixPlan, Placer, PlannedFix, Report, Rewriter, anchor_nodes
+from auditor.fix.plan import FixPlan, Placer, PlannedFix, Reported, Rewriter, anchor_nodes
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -53,7 +53,7 @@ def plan_fixes(ctx: PythonContext, hidden: frozenset[str] = frozenset()) -> Plan
             if rewriter is None:
                 rewriter = Rewriter(ctx)
             try:
-                result = rule.fix(Report(node, fields, ref), rewriter)
+                result = rule.fix(Reported(node, fields, ref), rewriter)
             except Exception as exc:  # a bug in one fix must not lose the file's findings
                 ctx.error("internal", f"internal error while building a fix for {rule.code}: "
                                       f"{type(exc).__name__}: {exc}")

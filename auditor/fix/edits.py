@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from auditor.model import Fix
-from auditor.positions import LineIndex
+from auditor.python.positions import LineIndex
 
 _IMPORT_LINE = re.compile(r"(?:import|from) [\w. ,]+(?:\r?\n)")
 

@@ -27,9 +27,15 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from auditor.cache.folder import read_in_folder, write_in_folder
+from auditor.catalogue import load_catalogue
+from auditor.config.keys import valid_version
+from auditor.discover.files import name_kind
+from auditor.discover.kinds import BY_NAME
+from auditor.read import toml_guard
+
 ASSUMED_FLOOR = "2.0"  # what an unknown floor is taken to be (the oldest release the catalogue checked)
 MAX_FLOOR_FILE_BYTES = 1024 * 1024
-_VERSION_ARG = re.compile(r"\d{1,9}(\.\d{1,9}){0,2}")  # bounded: int() refuses 4,300 digits (D22)
 
 FloorReader = Callable[[str], Iterable[str]]
 FLOOR_READERS: dict[str, FloorReader] = {}
@@ -54,11 +60,6 @@ def version_tuple(version: str) -> tuple[int, ...]:
         if digits.group(0) != piece:
             break
     return tuple(parts)
-
-
-def valid_version_argument(value: str) -> bool:
-    """What --torch-version accepts: 2, 2.4 or 2.4.1."""
-    return _VERSION_ARG.fullmatch(value.strip()) is not None
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,6 @@ def _requirements(text: str) -> Iterable[str]:
 
 @floor_reader("pyproject")
 def _pyproject(text: str) -> Iterable[str]:
-    from auditor import toml_guard
-
     try:
         data = toml_guard.loads(text)
     except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
@@ -230,10 +229,9 @@ def _through_reader(kind: str) -> FloorReader:
     def read(text: str) -> Iterable[str]:
         from importlib import import_module
 
-        from auditor.catalogue import load_catalogue
+        # FileContext brings libcst: only when the floor is not memoised and a conda or Docker file must be read (this
+        # module is on every run's path)
         from auditor.context import FileContext
-        from auditor.kinds import BY_NAME
-
         where, _, function = (BY_NAME[kind].reader or "").partition(":")
         ctx = FileContext(kind, text, load_catalogue(), kind)
         document = getattr(import_module(where), function)(ctx)
@@ -250,8 +248,6 @@ for _kind in ("conda", "dockerfile"):
 def floor_sources(project: str) -> list[tuple[str, str, int, int]]:
     """(path, kind, size, mtime_ns) of the dependency files at the top of the project and in its
     requirements/ folder; symlinks are not followed."""
-    from auditor.discover import name_kind
-
     found: list[tuple[str, str, int, int]] = []
     for folder in (project, os.path.join(project, "requirements")):
         try:
@@ -326,8 +322,6 @@ def resolve_floor(project: str, override: str | None = None, override_source: st
 def _read_memo(path: str) -> dict | None:
     import json
 
-    from auditor.cache import read_in_folder
-
     raw = read_in_folder(os.path.dirname(path), os.path.basename(path))
     try:
         data = json.loads(raw) if raw is not None else None
@@ -336,16 +330,14 @@ def _read_memo(path: str) -> dict | None:
     if not isinstance(data, dict) or data.get("format") != _MEMO_FORMAT:
         return None
     version, source = data.get("version"), data.get("source", "")
-    if version is not None and not (isinstance(version, str) and valid_version_argument(version)):
+    if version is not None and not (isinstance(version, str) and valid_version(version)):
         return None  # not what this module writes: read the files again
     return data if isinstance(source, str) else None
 
 
 def _write_memo(path: str, data: dict) -> None:
-    """In the cache folder, as the cache writes (auditor.cache: never through a link, only in a
+    """In the cache folder, as the cache writes (auditor.cache.folder: never through a link, only in a
     folder of ours); a failure only costs the next run time."""
     import json
-
-    from auditor.cache import write_in_folder
 
     write_in_folder(os.path.dirname(path), os.path.basename(path), json.dumps(data).encode())

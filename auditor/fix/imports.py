@@ -14,8 +14,8 @@ import libcst as cst
 
 from auditor.fix.edits import TextEdit, apply_edits
 from auditor.fix.plan import _import_bindings
-from auditor.positions import node_spans
-from auditor.tree import child_nodes
+from auditor.python.positions import node_spans
+from auditor.python.tree import child_nodes
 
 
 def name_uses(module: cst.Module) -> Counter[str]:

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from auditor.model import Edit, Fix
-from auditor.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
+from auditor.python.names import dotted_name, dotted_parts
+from auditor.python.positions import LineIndex
+from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
@@ -62,7 +64,7 @@ class FixPlan:
 
 
 @dataclass
-class Report:
+class Reported:
     """What a rule reported: the node, the message fields and, for catalogue names, the reference."""
 
     node: cst.CSTNode
@@ -331,8 +333,6 @@ def _module_level_imports(body) -> list[cst.BaseSmallStatement]:
 
 def _through_head(ref: Reference, qualified: str) -> str | None:
     """`th.accelerator.x` for `qualified` torch.accelerator.x at a reference written `th.cuda.y`."""
-    from auditor.names import dotted_parts
-
     node = ref.call.func if ref.call is not None else ref.node
     parts = dotted_parts(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
     names = ref.qualified.split(".")
@@ -345,8 +345,6 @@ def _through_head(ref: Reference, qualified: str) -> str | None:
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
-    from auditor.names import dotted_name
-
     return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
 
@@ -371,8 +369,6 @@ class Placer:
     """Turns plans into `Fix`es once the spans of their nodes are known."""
 
     def __init__(self, text: str, spans: dict[int, tuple[int, int]]) -> None:
-        from auditor.positions import LineIndex
-
         self.text = text
         self.spans = spans
         self.index = LineIndex(text)

@@ -22,8 +22,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from auditor.checks.registry import all_rules, rule_by_code
 from auditor.fix.floor import version_tuple
 from auditor.model import Applicability, Finding
+from auditor.read.text import split_lines
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -49,8 +51,6 @@ def blocking_rule(rule: Rule, catalogue: Catalogue) -> bool:
 def gate_rules(selected: list[Rule], catalogue: Catalogue) -> list[Rule]:
     """Blocking Python rules that the selection leaves out: they still run, to hold gated fixes
     back, and their findings are dropped afterwards. None when nothing selected has a gated fix."""
-    from auditor.registry import all_rules
-
     if not any(rule.has_gated_fixes(catalogue) for rule in selected):
         return []
     chosen = {rule.code for rule in selected}
@@ -122,12 +122,9 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
     """Findings that would remain after every fix and raise where the accelerator swaps lead."""
     import re
 
-    from auditor.registry import rule_by_code
-    from auditor.textio import split_lines
-
     table = _gate_table(catalogue)
     harmless = [re.compile(p) for p in table.get("not_raising_before", ())]
-    lines = split_lines(text) if harmless else []  # the lines findings count (textio)
+    lines = split_lines(text) if harmless else []  # the lines findings count (auditor.read.text)
     quiet_contexts = set(table.get("not_blocking_contexts", ()))
     guard_contexts = set(table.get("guard_contexts", ()))
     targets = table.get("targets", ["mps", "xpu"])

@@ -4,17 +4,17 @@ scan again so that the report and the exit code are about what remains."""
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from auditor.fix.apply import FixRun, applicable, fix_paths
+from auditor.fix.applicability import fixable
+from auditor.fix.apply import FixRun, fix_paths
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from auditor.config import Settings
-    from auditor.engine import ScanResult
+    from auditor.config.settings import Settings
+    from auditor.report.model import ScanResult
 
 
 @dataclass
@@ -50,18 +50,4 @@ def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool,
 
 
 def more_with_unsafe(result: ScanResult) -> int:
-    return sum(1 for f in result.findings if applicable(f, True) and not applicable(f, False))
-
-
-def fix_counts(findings: list) -> Counter:
-    """safe / unsafe / held (display with a reason) / shown (display by nature) counts."""
-    counts: Counter = Counter()
-    for finding in findings:
-        fix = finding.fix
-        if fix is None or not fix.edits:
-            continue
-        if fix.applicability == "display":
-            counts["held" if fix.reason else "shown"] += 1
-        else:
-            counts[fix.applicability] += 1
-    return counts
+    return sum(1 for f in result.findings if fixable(f, True) and not fixable(f, False))

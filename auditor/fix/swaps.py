@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.fix.plan import FixPlan, NodeEdit, Pos, Report, Rewriter, int_like
-from auditor.names import dotted_parts
+from auditor.fix.plan import FixPlan, NodeEdit, Pos, Reported, Rewriter, int_like
+from auditor.python.names import dotted_parts
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -78,7 +78,7 @@ def swaps_of_rule(catalogue: Catalogue, rule_name: str) -> list[Swap]:
     return list(seen.values())
 
 
-def swap_fix(report: Report, rewriter: Rewriter) -> FixPlan | None:
+def swap_fix(report: Reported, rewriter: Rewriter) -> FixPlan | None:
     """The swap for a reported catalogue reference, when its row allows this use of it."""
     ref = report.ref
     if ref is None or ref.kind == "import":

@@ -1,22 +1,30 @@
-"""Static readers for dependency files: requirements files, pyproject.toml, setup.cfg, setup.py.
+"""Stage 3 for every kind but Python code: one reader per file kind turns a file into a typed
+Document with positions (auditor.readers.document: dependencies, environment settings, commands,
+images, YAML/JSON/TOML trees); rules read documents, never syntax. Which reader a kind uses is the
+kind's business (auditor.discover.kinds). Readers import no rule code; nothing is ever executed or
+fetched.
 
-Each reader turns one file into a `Dependencies` value (requirements and index URLs with their
-positions); it is cached in `ctx.state` so every dependency rule shares one parse. Nothing is
-ever executed or fetched."""
+- `requirements.py`, `pyproject.py`, `setup_cfg.py`, `setup_py.py` (from the tree the Python walk
+  already has), `conda.py`: dependency files; `dependencies.py`: any file's dependencies, read once;
+- `dockerfile.py`, `shell.py`, `commands.py`: commands, images and environment settings;
+- `notebook.py`: notebooks (their code cells go through the Python scan);
+- `yaml_config.py`, `compose.py`, `json_config.py`, `toml_config.py`, `yaml_nodes.py`,
+  `structured.py`, `locate.py`: structured files and their positions.
+
+This module holds the dependency types every reader shares; it imports no other module of the
+project, so the catalogue can use `normalize` at no cost."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from auditor.checks.base import Rule
     from auditor.context import FileContext
 
-STATE = "dependencies"
 _NORMALIZE = re.compile(r"[-_.]+")
 
 
@@ -68,44 +76,6 @@ class IndexUrl(Located):
 class Dependencies:
     requirements: list[Requirement] = field(default_factory=list)
     indexes: list[IndexUrl] = field(default_factory=list)
-
-
-def read_dependencies(ctx: FileContext) -> Dependencies:
-    """The file's dependencies, parsed once per file whichever rule asks first."""
-    cached = ctx.state.get(STATE)
-    if cached is None:
-        cached = ctx.state[STATE] = _read(ctx)
-    return cached
-
-
-def _read(ctx: FileContext) -> Dependencies:
-    from auditor.context import PythonContext
-
-    if isinstance(ctx, PythonContext):
-        from auditor.readers.setup_py import read_setup_py
-
-        return read_setup_py(ctx)
-    from auditor.readers.document import read_document
-
-    return read_document(ctx).dependencies
-
-
-def report(ctx: FileContext, rule: Rule, item: Located, **fields: Any) -> None:
-    """Report `item` in the file it was written in (an included requirements file keeps its own path).
-    An item in an extra or dependency group is optional: the base install does without it."""
-    from auditor.context import PythonContext
-
-    group = getattr(item, "group", None)
-    if group:  # whatever its name (dev, test, gpu): the base install does without it
-        kind = "dependency group" if getattr(item, "origin", "") in ("dependency-groups", "tool.poetry.group") \
-            else "optional extra"
-        fields["__optional"] = ("dependency", f"the {kind} `{group}`")
-
-    if item.node is not None and isinstance(ctx, PythonContext):
-        ctx.report(rule, item.node, **fields)
-        return
-    owner = item.owner or ctx
-    ctx.findings.append(owner.make_finding(rule, item.line, item.column, item.end_line, item.end_column, fields))
 
 
 def parse_requirement(text: str) -> Requirement:

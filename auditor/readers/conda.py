@@ -5,14 +5,11 @@ and `+cu121` pins read exactly as they do in a requirements file, at their place
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from auditor.context import FileContext
 from auditor.readers.commands import conda_channel, conda_requirement
 from auditor.readers.document import Document, Node
+from auditor.readers.requirements import read_requirements
 from auditor.readers.yaml_nodes import YamlError, parse
-
-if TYPE_CHECKING:
-    from auditor.context import FileContext
 
 
 def document(ctx: FileContext) -> Document:
@@ -46,15 +43,12 @@ def document(ctx: FileContext) -> Document:
 def _pip_section(ctx: FileContext, pip: Node, document: Document) -> None:
     """The pip entries, each put back on its own line and column in an otherwise blank text, read
     by the requirements reader: its positions are then this file's positions."""
-    from auditor.context import FileContext as Context
-    from auditor.readers.requirements import read_requirements
-
     lines = [""] * (max((i.line for i in pip.items), default=0))
     for item in pip.items:
         if item.shape == "scalar" and item.value and (item.line == item.end_line or item.quoted):
             offset = item.column - 1 + (1 if item.quoted else 0)
             lines[item.line - 1] = " " * offset + item.value
-    sub = Context(ctx.path, "\n".join(lines) + "\n", ctx.catalogue, "requirements")
+    sub = FileContext(ctx.path, "\n".join(lines) + "\n", ctx.catalogue, "requirements")
     sub.source_path = getattr(ctx, "source_path", ctx.path)  # type: ignore[attr-defined]
     sub.scan_root = getattr(ctx, "scan_root", None)  # type: ignore[attr-defined]  # includes stay inside it
     found = read_requirements(sub)

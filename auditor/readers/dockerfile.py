@@ -17,7 +17,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from auditor.readers.commands import Positions, Script, read_script
+from auditor.readers.commands import Positions, Script, installs, read_script
 from auditor.readers.document import Command, Document, EnvSetting, ImageRef, Word
 
 if TYPE_CHECKING:
@@ -249,8 +249,6 @@ def _exec_form(item: Instruction, offset: int, positions: Positions, script: Scr
     command = Command(line=words[0].line, column=words[0].column, end_line=words[-1].end_line,
                       end_column=words[-1].end_column, words=words, via=item.keyword)
     script.commands.append(command)
-    from auditor.readers.commands import installs
-
     installs(command, script.dependencies)
 
 

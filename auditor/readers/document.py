@@ -5,7 +5,7 @@ dependencies (requirements files, pyproject, Dockerfile `RUN pip install`, conda
 environment settings (Dockerfile `ENV`, `export`, compose `environment:`, `%env`), commands
 (shell lines, `RUN`, `#SBATCH`, `!` lines), container images (`FROM`, `image:`) and the node
 trees of structured files (YAML, JSON, TOML). Which reader builds it is the kind's business
-(auditor.kinds); the document is built once per file, whichever rule asks first."""
+(auditor.discover.kinds); the document is built once per file, whichever rule asks first."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from auditor.discover.kinds import BY_NAME
 from auditor.readers import Dependencies, Located
 
 if TYPE_CHECKING:
@@ -112,8 +113,6 @@ def read_document(ctx: FileContext) -> Document:
     """The file's Document, built once per file by its kind's reader."""
     cached = ctx.state.get(STATE)
     if cached is None:
-        from auditor.kinds import BY_NAME
-
         kind = BY_NAME.get(ctx.kind)
         if kind is None or kind.reader is None:
             cached = Document()

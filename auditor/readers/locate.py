@@ -14,9 +14,9 @@ import bisect
 import tomllib
 from typing import TYPE_CHECKING, Any
 
-from auditor import toml_guard
+from auditor.read import toml_guard
+from auditor.read.text import line_starts
 from auditor.readers import Located
-from auditor.textio import line_starts
 
 if TYPE_CHECKING:
     from auditor.context import FileContext

@@ -13,11 +13,11 @@ from auditor.readers import (
     parse_requirement,
     salvage_requirement,
 )
+from auditor.readers.document import Document
 from auditor.readers.locate import Locator, load_toml
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
-    from auditor.readers.document import Document
 
 _UV_INDEX_KEYS = {"index-url": "index-url", "extra-index-url": "extra-index-url", "find-links": "find-links"}
 
@@ -183,7 +183,5 @@ class _Reader:
 
 
 def document(ctx: FileContext) -> Document:
-    """The kind's reader (auditor.kinds): the file's dependencies."""
-    from auditor.readers.document import Document
-
+    """The kind's reader (auditor.discover.kinds): the file's dependencies."""
     return Document(dependencies=read_pyproject(ctx))

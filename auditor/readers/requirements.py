@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import TYPE_CHECKING
 
 import pip_requirements_parser as pip_req
 
+from auditor.config.keys import DEFAULT_MAX_BYTES
+from auditor.context import FileContext
+from auditor.discover.files import file_kind, shown_name
 from auditor.model import FileError
+from auditor.read.text import SourceError, decode_text, read_regular_file
 from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salvage_requirement
-
-if TYPE_CHECKING:
-    from auditor.context import FileContext
-    from auditor.readers.document import Document
+from auditor.readers.document import Document
 
 # optparse destinations of the options that say where packages come from.
 _INDEX_OPTIONS = {"index_url": "--index-url", "extra_index_urls": "--extra-index-url", "find_links": "--find-links"}
@@ -35,7 +35,7 @@ def read_requirements(ctx: FileContext) -> Dependencies:
 
 
 def _real_path(ctx: FileContext) -> str | None:
-    """Where the file is on disk: the engine tells us; else try the display path from the cwd."""
+    """Where the file is on disk: the runtime tells us (kind_checks.check_document); else try the display path from the cwd."""
     path = getattr(ctx, "source_path", None) or ctx.path
     return os.path.realpath(path) if os.path.isfile(path) else None
 
@@ -125,8 +125,6 @@ class _Reader:
     def include(self, ctx: FileContext, number: int, include: str, real: str | None,
                 chain: tuple[str, ...]) -> None:
         """Read `-r other.txt` when discovery would not pick the file up on its own."""
-        from auditor.discover import file_kind, shown_name
-
         if "://" in include or real is None:
             return  # remote includes are never fetched; without a location there is nothing to join
         target_real, problem = include_target(self.root, real, include)
@@ -145,15 +143,11 @@ class _Reader:
             return  # already read through another include
         text = self.load(ctx, number, target_real, display)
         if text is not None:
-            from auditor.context import FileContext
-
             sub = FileContext(display, text, ctx.catalogue, "requirements")
             self.read_file(sub, target_real, (*chain, target_real))
             self.root.errors.extend(e for e in sub.errors if e not in self.root.errors)
 
     def load(self, ctx: FileContext, number: int, target: str, display: str) -> str | None:
-        from auditor.textio import DEFAULT_MAX_BYTES, SourceError, decode_text, read_regular_file
-
         if not os.path.lexists(target):
             self.error(ctx, number, f"included file not found: {os.path.basename(target)}", kind="read")
             return None
@@ -192,7 +186,7 @@ def _line_parser():
 
 
 # pip numbers lines with str.splitlines(), which also breaks at these; as blanks (same length, so
-# columns stay) they leave pip's line numbers equal to ours (textio.split_lines).
+# columns stay) they leave pip's line numbers equal to ours (auditor.read.text.split_lines).
 _NOT_LINE_ENDS = str.maketrans({c: " " for c in "\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
 
 
@@ -228,7 +222,5 @@ def _find(ctx: FileContext, number: int, needle: str) -> tuple[int, int]:
 
 
 def document(ctx: FileContext) -> Document:
-    """The kind's reader (auditor.kinds): the file's dependencies."""
-    from auditor.readers.document import Document
-
+    """The kind's reader (auditor.discover.kinds): the file's dependencies."""
     return Document(dependencies=read_requirements(ctx))

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from auditor.read.text import split_lines
 from auditor.readers import Dependencies, IndexUrl, parse_requirement, salvage_requirement
-from auditor.textio import split_lines
+from auditor.readers.document import Document
 
 if TYPE_CHECKING:
     from auditor.context import FileContext
-    from auditor.readers.document import Document
 
 _REQUIREMENT_KEYS = ("install_requires", "setup_requires", "tests_require")
 
@@ -102,7 +102,5 @@ def _requirements(ctx: FileContext, deps: Dependencies, lines: ValueLines, origi
 
 
 def document(ctx: FileContext) -> Document:
-    """The kind's reader (auditor.kinds): the file's dependencies."""
-    from auditor.readers.document import Document
-
+    """The kind's reader (auditor.discover.kinds): the file's dependencies."""
     return Document(dependencies=read_setup_cfg(ctx))

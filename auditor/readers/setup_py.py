@@ -1,4 +1,4 @@
-"""setup.py, read statically from the tree the engine already parsed: the requirement keywords of
+"""setup.py, read statically from the tree the Python scan already parsed: the requirement keywords of
 `setup(...)` / `setuptools.setup(...)` as literals, or as names bound to literals elsewhere in the
 file (`REQUIRED = [...]`, `REQUIRED.append("x")`, `REQUIRED += [...]`, `EXTRAS["gpu"] = [...]`)."""
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.checks._helpers import string_value
+from auditor.python.syntax import string_value
 from auditor.readers import Dependencies, IndexUrl, parse_requirement, salvage_requirement
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Other YAML files (Kubernetes and Helm manifests, Lightning / Hydra / accelerate configs, CI
 files): their node trees, images and environment settings. Which files get here is decided by
-name (auditor.kinds) and a byte gate (only files that mention nvidia, cuda, gpu or nccl are parsed)."""
+name (auditor.discover.kinds) and a byte gate (only files that mention nvidia, cuda, gpu or nccl are parsed)."""
 
 from __future__ import annotations
 

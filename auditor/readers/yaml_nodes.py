@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from auditor.read.text import brackets_too_deep
 from auditor.readers.document import Node
 
 MAX_NODES = 200_000
@@ -42,8 +43,6 @@ def untemplate(text: str) -> str:
 def parse(text: str) -> list[Node]:
     """Every document in `text` as a Node tree; raises YamlError."""
     import yaml
-
-    from auditor.textio import brackets_too_deep
 
     if brackets_too_deep(text.encode("utf-8", "replace"), MAX_DEPTH):
         raise YamlError(f"nested deeper than {MAX_DEPTH} levels; not parsed")

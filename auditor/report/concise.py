@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from auditor.report import Report, fixable, location
+from auditor.fix.applicability import fixable
+from auditor.report import location
+from auditor.report.model import Report
 
 
 def _clean(text: str) -> str:

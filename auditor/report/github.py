@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from auditor import TOOL_NAME
-from auditor.report import Report
+from auditor.report.model import Report
 
 LEVELS = {"blocker": "error", "major": "error", "minor": "warning", "info": "notice"}
 

@@ -8,8 +8,8 @@ import json
 from typing import TextIO
 
 from auditor import TOOL_NAME
-from auditor.baseline import fingerprint, keyed
-from auditor.report import Report
+from auditor.gates.baseline import fingerprint, keyed
+from auditor.report.model import Report
 
 SEVERITIES = {"blocker": "blocker", "major": "major", "minor": "minor", "info": "info"}
 

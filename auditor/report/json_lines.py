@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from auditor.report import Report
 from auditor.report.json_report import FindingLines
+from auditor.report.model import Report
 
 
 def render(report: Report, out: TextIO) -> None:

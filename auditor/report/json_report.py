@@ -12,13 +12,13 @@ from json.encoder import encode_basestring  # what JSONEncoder(ensure_ascii=Fals
 from typing import TYPE_CHECKING, TextIO
 
 from auditor import TOOL_NAME, __version__
-from auditor.engine import ScanResult
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
-from auditor.score import Scores, context_counts
-from auditor.verdict import verdicts
+from auditor.portability.score import Scores, context_counts
+from auditor.portability.verdict import verdicts
+from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
-    from auditor.report import Report
+    from auditor.report.model import Report
 
 # 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
 # (the absolute folder scanned: the one given, or the common folder of the paths given), `gate`,

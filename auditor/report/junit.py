@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import TextIO
 
 from auditor import TOOL_NAME
-from auditor.report import Report
+from auditor.report.model import Report
 
 # Characters XML 1.0 cannot carry at all (a snippet may hold any of them).
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

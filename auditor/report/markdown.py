@@ -9,7 +9,8 @@ from typing import TextIO
 
 from auditor import TOOL_NAME
 from auditor.model import TARGETS
-from auditor.report import Report, location
+from auditor.report import location
+from auditor.report.model import Report
 
 MAX_FINDINGS = 100
 

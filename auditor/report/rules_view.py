@@ -9,7 +9,13 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from auditor.analysis.apply import apply
+from auditor.analysis.guards import on
+from auditor.analysis.placement import Where
+from auditor.analysis.project import BackendModule
+from auditor.catalogue import load_catalogue
 from auditor.checks.base import Rule
+from auditor.checks.registry import all_rules, full_catalogue
 from auditor.model import TARGETS
 
 
@@ -23,8 +29,6 @@ def rule_summary(rule: Rule) -> dict:
 
 
 def _specs(rule: Rule) -> list:
-    from auditor.registry import full_catalogue
-
     return rule.fix_specs(full_catalogue())
 
 
@@ -35,8 +39,6 @@ def fix_column(rule: Rule) -> str:
 
 
 def print_rules(fmt: str) -> None:
-    from auditor.registry import all_rules
-
     rules = all_rules()
     if fmt == "json":
         sys.stdout.write(json.dumps([rule_summary(r) for r in rules], indent=2, sort_keys=True) + "\n")
@@ -99,12 +101,6 @@ def _fix_section(rule: Rule) -> list[str]:
 
 def context_section(rule: Rule) -> list[str]:
     """How where a finding stands changes this rule's effects and verdict (rules/contexts.toml)."""
-    from auditor.analysis.apply import apply
-    from auditor.analysis.guards import on
-    from auditor.analysis.placement import Where
-    from auditor.analysis.project import BackendModule
-    from auditor.catalogue import load_catalogue
-
     catalogue = load_catalogue()
     table = catalogue.table("contexts")
     examples: list[tuple[str, Where]] = [
@@ -150,8 +146,6 @@ def print_explanation(rule: Rule) -> None:
 
 def rules_markdown_table() -> str:
     """The README's rule table (kept in sync by tests/test_readme.py)."""
-    from auditor.registry import all_rules
-
     mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
     rows = ["| code | name | category | severity | " + " | ".join(TARGETS) + " | fix |",
             "|---|---|---|---|" + "---|" * len(TARGETS) + "---|"]

@@ -19,8 +19,9 @@ from typing import TextIO
 from urllib.parse import quote
 
 from auditor import TOOL_NAME, __version__
-from auditor.baseline import keyed
-from auditor.report import Report
+from auditor.gates.baseline import keyed
+from auditor.report.model import Report
+from auditor.report.rules_view import explanation_markdown
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/lockin-auditor/"
@@ -41,8 +42,6 @@ def _first_sentence(text: str) -> str:
 
 
 def _rule(rule: object) -> dict:
-    from auditor.report.rules_view import explanation_markdown
-
     what, why, instead = rule.what.strip(), rule.why.strip(), rule.instead.strip()
     return {
         "id": rule.code,

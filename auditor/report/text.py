@@ -12,13 +12,14 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from auditor.engine import ScanResult
+from auditor.fix.applicability import fix_counts
 from auditor.model import CATEGORIES, SEVERITIES, TARGETS
-from auditor.score import Scores
-from auditor.verdict import Verdict, verdicts
+from auditor.portability.score import Scores
+from auditor.portability.verdict import Verdict, verdicts
+from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
-    from auditor.report import Report
+    from auditor.report.model import Report
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "red", "minor": "yellow", "info": "cyan"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
@@ -200,8 +201,6 @@ def _summary(result: ScanResult, console: Console) -> None:
 
 def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     """What `audit --fix` would do: `[*]` counts, what --unsafe-fixes adds, what stays a suggestion."""
-    from auditor.fix.run import fix_counts
-
     counts = fix_counts(result.findings)
     if not counts:
         return

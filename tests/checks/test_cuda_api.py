@@ -8,8 +8,8 @@ import pytest
 
 from auditor.catalogue import catalogue_dir
 from auditor.checks.base import ApiRule
+from auditor.checks.registry import all_rules
 from auditor.model import TARGETS
-from auditor.registry import all_rules
 
 
 def codes(result, prefix: str = "LK2") -> list[tuple[int, str]]:

@@ -7,7 +7,8 @@ import pytest
 
 from auditor.catalogue import load_catalogue
 from auditor.context import FileContext
-from auditor.readers import IndexUrl, Requirement, normalize, read_dependencies
+from auditor.readers import IndexUrl, Requirement, normalize
+from auditor.readers.dependencies import read_dependencies
 
 
 def _read(text: str, kind: str, path: str = "x") -> tuple[list[Requirement], list[IndexUrl], FileContext]:

@@ -1,0 +1,91 @@
+"""Which files cost the most points, per target: each rule's cost split over its units of work.
+
+auditor/portability/score.py charges a rule, on one target, the sum over its units (files, or kernel folders)
+of the unit's weight times its discount, heaviest unit first. Here each unit keeps its own term of
+that sum, and a file's points are its terms' share of what the target loses (100 - score), the same
+share the report's `costs` give each rule: a file's points over every file add up to the rule
+costs' points. A kernel folder is one unit, so it is listed as the folder (`csrc/adam/`).
+
+It works on the JSON report's finding dicts, so every format that renders the dict (the HTML page,
+the plan) sees the same figures."""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from auditor.catalogue import load_table
+from auditor.portability.score import context_weight, units_of
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What units_of needs of a finding (its path) and what a unit weighs."""
+
+    path: str
+    weight: dict[str, float]  # target -> severity weight x effect factor x context weight
+
+
+def _config() -> dict:
+    return load_table("scoring")["scoring"]
+
+
+def discount(k: int) -> float:
+    """The k-th heaviest unit's discount (1-based), as auditor.portability.score.discounted applies it."""
+    return 1.0 if k <= 2 else math.log2(k) - math.log2(k - 1)
+
+
+def _units(findings: list[dict], targets: Sequence[str]) -> list[tuple[str, list[list[_Point]]]]:
+    """(rule name, units of work) per rule, each unit a list of weighed findings."""
+    config = _config()
+    weights, factors = config["severity_weight"], config["effect_factor"]
+    contexts = config.get("context_weight", {})
+    folder_rules = {name for name, unit in config.get("unit", {}).items() if unit == "folder"}
+    headers = tuple(config.get("header_suffixes", ()))
+    by_rule: dict[tuple[str, str], list[_Point]] = {}
+    for f in findings:
+        base = weights[f["severity"]] * context_weight(f.get("context"), contexts)
+        effects = f.get("targets") or {}
+        point = _Point(f["path"], {t: base * factors[effects.get(t, "raises")] for t in targets})
+        by_rule.setdefault((f["rule"], f["name"]), []).append(point)
+    return [(name, units_of(points, name in folder_rules, headers)) for (_, name), points in by_rule.items()]
+
+
+def _place(unit: list[_Point], by_folder: bool) -> str:
+    return posixpath.dirname(unit[0].path) + "/" if by_folder else unit[0].path
+
+
+def file_costs(findings: list[dict], targets: Sequence[str], limit: int = 25) -> dict[str, list[dict]]:
+    """target (and "overall", the mean over the targets, as the overall score is) -> the `limit`
+    files (or kernel folders) that cost the most points there, worst first:
+    `{"path", "points", "findings"}`, `findings` counting the finding dicts in that place."""
+    config = _config()
+    folder_rules = {name for name, unit in config.get("unit", {}).items() if unit == "folder"}
+    rules = _units(findings, targets)
+    counts: dict[str, int] = {}
+    for name, units in rules:
+        for unit in units:
+            place = _place(unit, name in folder_rules)
+            counts[place] = counts.get(place, 0) + len(unit)
+    points: dict[str, dict[str, float]] = {}
+    for target in targets:
+        raw: dict[str, float] = {}
+        for name, units in rules:
+            weighed = sorted(((max(p.weight[target] for p in unit), _place(unit, name in folder_rules)) for unit in units),
+                             key=lambda item: (-item[0], item[1]))
+            for k, (weight, place) in enumerate(weighed, start=1):
+                if weight > 0:
+                    raw[place] = raw.get(place, 0.0) + weight * discount(k)
+        total = sum(raw.values())
+        lost = 100.0 - 100.0 * math.exp(-total / config["scale"])
+        points[target] = {place: lost * cost / total for place, cost in raw.items()} if total > 0 else {}
+    overall: dict[str, float] = {}
+    for per_target in points.values():
+        for place, value in per_target.items():
+            overall[place] = overall.get(place, 0.0) + value / len(targets)
+    points["overall"] = overall
+    return {target: [{"path": place, "points": round(value, 1), "findings": counts[place]}
+                     for place, value in sorted(per_place.items(), key=lambda item: (-item[1], item[0]))[:limit]]
+            for target, per_place in points.items()}
