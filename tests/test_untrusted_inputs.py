@@ -106,3 +106,32 @@ def test_absurd_versions_in_dependency_files_do_not_break_the_floor(repo, capsys
     (repo / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = ["torch>={HUGE}"]\n')
     assert main([".", "--no-cache", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["findings"]
+
+
+def test_a_discovered_pyproject_linked_out_of_the_repository_is_not_read(tmp_path, monkeypatch, capsys):
+    """D24: config discovery opened a pyproject.toml symlink pointing outside the repository."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pyproject.toml").write_text('[tool.lockin-auditor]\nselect = ["LK204"]\n')
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "a.py").write_text("import torch\nm.cuda()\n" + SYNC)
+    (repo / "pyproject.toml").symlink_to(outside / "pyproject.toml")
+    monkeypatch.chdir(repo)
+    assert main([".", "--no-cache", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {f["rule"] for f in report["findings"]} >= {"LK102", "LK204"}  # the outside selection never applied
+    (repo / "pyproject.toml").unlink()
+    (repo / "lockin-auditor.toml").symlink_to(outside / "pyproject.toml")
+    assert main([".", "--no-cache"]) == 2
+    one_line(capsys, "link out of the repository")
+
+
+@pytest.mark.parametrize("name", ["lockin-auditor.toml", "pyproject.toml"])
+def test_a_configuration_that_is_a_pipe_or_device_never_blocks(tmp_path, monkeypatch, capsys, name):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.py").write_text(SYNC)
+    (tmp_path / name).symlink_to("/dev/zero")
+    monkeypatch.chdir(tmp_path)
+    assert run_within(60, lambda: main([".", "--no-cache", "--config", name])) == 2
+    one_line(capsys, "--config")
