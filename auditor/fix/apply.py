@@ -33,7 +33,7 @@ from auditor.pipeline.runtime import Runtime, catalogue_for
 from auditor.python import scan as python_scan
 from auditor.python.scan import parse_module, unvalidated_parsing
 from auditor.read import toml_guard
-from auditor.read.text import SourceError, decode_python, decode_text
+from auditor.read.text import SourceError, decode_python, decode_text, lines_with_ends
 from auditor.readers.notebook import NotebookError, read_notebook
 from auditor.sandbox.deep import run_deep
 from auditor.sandbox.safe_files import TreeFile, WriteRefused
@@ -93,7 +93,7 @@ class FixRun:
 
         out: list[str] = []
         for item in self.changed:
-            lines = difflib.unified_diff(item.original.splitlines(keepends=True), item.fixed.splitlines(keepends=True),
+            lines = difflib.unified_diff(lines_with_ends(item.original), lines_with_ends(item.fixed),
                                          f"a/{item.path}", f"b/{item.path}")
             for line in lines:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
@@ -285,7 +285,7 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
                 taken, edits = _select_in(items, code)
                 if taken:
                     new_code = _apply_in(code, edits)
-                    cell["source"] = new_code.splitlines(keepends=True) if as_list else new_code
+                    cell["source"] = _jupyter_lines(new_code) if as_list else new_code
                     taken_findings += [items[i] for i in taken]
             if not taken_findings:
                 break
@@ -309,6 +309,14 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
             text = outcome.fixed = new
             outcome.rounds = number
             outcome.applied.update((f.rule, f.name) for f in taken_findings)
+
+
+def _jupyter_lines(code: str) -> list[str]:
+    """A cell's source as Jupyter lists it: split after each `\\n` only (str.splitlines() would also
+    split at U+2028, form feeds, `\\r`: issue 20, D16/D17)."""
+    parts = code.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
 
 
 def _select_in(findings: list[Finding], code: str) -> tuple[list[int], list]:

@@ -133,7 +133,14 @@ def _decode(data: bytes, encoding: str) -> str:
         raise SourceError("decode", f"cannot decode as {encoding} (line {line}): {exc.reason}") from None
     except LookupError:
         raise SourceError("decode", f"unknown encoding {encoding!r}") from None
+    except (UnicodeError, ValueError) as exc:  # a codec that fails its own way (`# coding: punycode`: D21)
+        raise SourceError("decode", f"cannot decode as {encoding}: {exc}") from None
+    if not text.isascii() and _SURROGATE.search(text):  # `unicode_escape` can make one; no parser reads it
+        raise SourceError("decode", f"decoding as {encoding} gives a lone surrogate, which no Python source holds")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _first_two_lines(data: bytes) -> bytes:
