@@ -135,3 +135,51 @@ def test_a_configuration_that_is_a_pipe_or_device_never_blocks(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert run_within(60, lambda: main([".", "--no-cache", "--config", name])) == 2
     one_line(capsys, "--config")
+
+
+def _chain(root, depth: int) -> None:
+    (root / "requirements.txt").write_text("torch\n-r chain/r1.lst\n")
+    (root / "chain").mkdir()
+    for level in range(1, depth):
+        (root / "chain" / f"r{level}.lst").write_text(f"pkg{level}\n-r r{level + 1}.lst\n")
+    (root / "chain" / f"r{depth}.lst").write_text("cupy-cuda12x\n")
+
+
+def test_a_long_include_chain_is_one_error_not_a_recursion_error(tmp_path):
+    """D27: a `-r` chain deeper than about 320 files stopped with "maximum recursion depth exceeded"."""
+    from test_untrusted import errors_of, run_scan
+
+    _chain(tmp_path, 400)
+    result = run_scan(tmp_path, select=["LK5"])
+    kind, message = errors_of(result)["chain/r99.lst"]
+    assert kind == "include" and "include chain deeper than 100 files" in message
+    assert "internal" not in {e.kind for e in result.errors} and not result.findings
+
+
+def test_an_include_chain_of_ordinary_depth_is_read_to_its_end(tmp_path):
+    from test_untrusted import run_scan
+
+    _chain(tmp_path, 60)
+    result = run_scan(tmp_path, select=["LK5"])
+    assert result.errors == [] and [(f.path, f.rule) for f in result.findings] == [("chain/r60.lst", "LK504")]
+
+
+def test_temporary_files_of_killed_saves_are_pruned(tmp_path, monkeypatch):
+    """D26: a SIGKILL during a cache save left a 20 MB `.tmp-*.bin` that was never pruned."""
+    from test_untrusted import run_scan
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.py").write_text(SYNC)
+    run_scan(tmp_path, cache=True)
+    folder = tmp_path / ".lockin_auditor_cache"
+    old, fresh, other = folder / ".tmp-0123456789abcdef.bin", folder / ".tmp-fedcba9876543210.bin", folder / ".tmp-x.bin"
+    for path in (old, fresh, other):
+        path.write_bytes(b"\0" * (20 * 1024 * 1024 if path is old else 10))
+    os.utime(old, (1, 1))
+    os.utime(other, (1, 1))
+    link = folder / ".tmp-aaaaaaaaaaaaaaaa.bin"
+    link.symlink_to(tmp_path / "a.py")
+    (tmp_path / "a.py").write_text(SYNC + "x = 1\n")  # a change: the next run saves, and prunes
+    run_scan(tmp_path, cache=True)
+    assert not old.exists()
+    assert fresh.exists() and other.exists() and link.is_symlink()  # a save in progress; not ours; a link

@@ -23,6 +23,7 @@ from auditor.read.text import SourceError, decode_text, read_regular_file
 from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salvage_requirement
 from auditor.readers.document import Document
 
+MAX_INCLUDE_DEPTH = 100  # `-r` files within `-r` files; no real project nests them this deep
 # optparse destinations of the options that say where packages come from.
 _INDEX_OPTIONS = {"index_url": "--index-url", "extra_index_urls": "--extra-index-url", "find_links": "--find-links"}
 
@@ -141,6 +142,10 @@ class _Reader:
             return
         if target_real in self.seen:
             return  # already read through another include
+        if len(chain) >= MAX_INCLUDE_DEPTH:  # each level is a few frames deeper: 330 hit the recursion limit (D27)
+            self.error(ctx, number, f"include chain deeper than {MAX_INCLUDE_DEPTH} files; {include} not read",
+                       kind="include")
+            return
         text = self.load(ctx, number, target_real, display)
         if text is not None:
             sub = FileContext(display, text, ctx.catalogue, "requirements")
