@@ -112,3 +112,26 @@ def test_a_memory_error_while_checking_is_that_files_error(tmp_path, monkeypatch
     result = run_scan(write(tmp_path, {"big.py": SYNC, "fine.py": SYNC}))
     assert errors_of(result)["big.py"] == ("crash", "ran out of memory while checking this file; not scanned")
     assert findings_of(result, "fine.py") == [(2, "LK204")]
+
+
+def test_a_chunk_a_worker_cannot_send_back_is_checked_again_in_isolation(tmp_path, monkeypatch):
+    """A result the worker cannot pickle (or any error outside one file's check) failed the whole
+    run from `future.result()`; those files are checked again, each in an isolated child."""
+    from auditor.pipeline import parallel
+
+    for name, value in (("SERIAL_BYTES", 0), ("SERIAL_FILES", 0), ("CHUNK_MAX_FILES", 1)):
+        monkeypatch.setattr(parallel, name, value)
+    monkeypatch.delenv("PRE_COMMIT", raising=False)
+    original = parallel._check_chunk
+
+    def unsendable(chunk):
+        outcomes = original(chunk)
+        if any(task[1].display == "bad.py" for task in chunk):
+            return [*outcomes, lambda: None]  # workers are forked: they inherit this; a lambda does not pickle
+        return outcomes
+
+    monkeypatch.setattr(parallel, "_check_chunk", unsendable)
+    files = {"bad.py": SYNC, **{f"ok{i}.py": SYNC for i in range(4)}}
+    result = run_scan(write(tmp_path, files), jobs=2)
+    assert result.errors == []
+    assert all(findings_of(result, name) == [(2, "LK204")] for name in files)

@@ -241,7 +241,7 @@ def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
                 started()  # only now: no thread may run in this process while workers fork
             try:
                 for future in as_completed(futures):
-                    for outcome in future.result():
+                    for outcome in _chunk_outcomes(runtime, future, futures[future], hashing, BrokenProcessPool):
                         outcomes.append(outcome)
                         done.add(outcome[0])
                     if advance is not None:
@@ -253,6 +253,19 @@ def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
         with slots.get_lock():
             suspects = {slots[k + 1] for k in range(0, len(slots), 2) if slots[k] and slots[k + 1] >= 0}
         raise _PoolBroke(str(exc) or type(exc).__name__, suspects) from None
+
+
+def _chunk_outcomes(runtime: Runtime, future: Future, chunk: list[Task], hashing: bool,
+                    broken: type[BaseException]) -> list[Outcome]:
+    """A chunk's outcomes; when the worker could not send them (a result it could not pickle, an
+    error outside any one file's check), each of its files is checked again in isolation, so the
+    failure stays those files' error entries and never ends the run."""
+    try:
+        return future.result()
+    except broken:
+        raise
+    except Exception:
+        return [_check_isolated(runtime, task, hashing) for task in chunk]
 
 
 def _abandon(pool: Any) -> None:
