@@ -2,6 +2,13 @@
 per-target effects, score weights). It lives in the top-level `rules/` folder of the source tree
 and ships inside the wheel as `auditor/rules/`.
 
+Effects are sparse: a file's `[effects]` table has a family `default` and each rule's row lists only
+what differs, by target name, role or "others" (auditor.targets.resolve). The per-target tables of
+rules/contexts.toml (guard words and calls, backend-module siblings) are completed from the target
+registry (rules/targets.toml) as the file is read, so every reader sees one table. Whether the
+whole is consistent (every rule has an effect everywhere, every row names a loaded rule, ...) is
+checked once the rules are known: auditor/catalogue_check.py.
+
 Part of the plugin API (README, Extending: plugins): plugins import `ApiEntry` from
 `auditor.catalogue`; keep it importable from here (tests/test_plugin.py checks it)."""
 
@@ -10,16 +17,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
-from pathlib import Path
 from typing import Any
 
+from auditor.targets import FILE as TARGETS_FILE
+from auditor.targets import SOURCE_PLATFORM, CatalogueError, catalogue_dir, expand, registry, resolve
 
-def catalogue_dir() -> Path:
-    """Where the TOML files are: inside the installed package, else in the source checkout."""
-    installed = Path(__file__).resolve().parent / "rules"
-    if installed.is_dir():
-        return installed
-    return Path(__file__).resolve().parent.parent / "rules"
+__all__ = ["ApiEntry", "Catalogue", "build_catalogue", "catalogue_dir", "extended", "load_catalogue", "load_table"]
+DEFAULT = "default"  # the family default row of an [effects] table
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,8 @@ class ApiEntry:
     since: str | None = None  # first PyTorch version with the replacement
     prefix: bool = False  # matches `name` and everything below it
     scope: str = "all"  # all | import | ref: where the name must appear to count
-    # Per-target effects of this library when they differ from its rule's ((target, effect), ...).
+    # Per-target effects of this library when they differ from its rule's ((target, effect), ...),
+    # resolved from the row's names, roles and "others".
     effects: tuple[tuple[str, str], ...] = ()
     note: str = ""  # what the library is and where it runs, for the rule's message
     package: str = ""  # the distribution that provides it (its dependency-side row must agree)
@@ -40,7 +45,7 @@ class ApiEntry:
 
 @dataclass(frozen=True)
 class Catalogue:
-    effects: dict[str, dict[str, str]]  # rule name -> target -> effect
+    effects: dict[str, dict[str, str]]  # rule name -> target -> effect (resolved; a gap is a catalogue error)
     apis: dict[str, ApiEntry]  # exact qualified names
     api_prefixes: dict[str, ApiEntry]  # namespaces
     raw: dict[str, Any] = field(default_factory=dict)  # every file's table, by file stem
@@ -50,6 +55,7 @@ class Catalogue:
     wrapped: dict[str, str] = field(default_factory=dict)
     # Wrapper modules the project's configuration declares portable: nothing reached through them counts.
     portable: tuple[str, ...] = ()
+    effect_files: dict[str, str] = field(default_factory=dict)  # rule name -> the file stem of its row
 
     def table(self, stem: str) -> dict[str, Any]:
         """The parsed TOML of `rules/<stem>.toml` (empty when missing)."""
@@ -97,22 +103,84 @@ class Catalogue:
         return None
 
 
-def _read_all(directory: Path) -> dict[str, Any]:
+def _read_all() -> dict[str, Any]:
     raw: dict[str, Any] = {}
-    for path in sorted(directory.glob("*.toml")):
-        with path.open("rb") as handle:
-            raw[path.stem] = tomllib.load(handle)
+    for path in sorted(catalogue_dir().glob("*.toml")):
+        if path.name == TARGETS_FILE:
+            continue  # the target registry: auditor.targets reads it
+        raw[path.stem] = _read(path.stem)
     return raw
+
+
+@cache
+def _read(stem: str) -> dict[str, Any]:
+    """One file, parsed once per process (load_table and the whole catalogue share it; readers never
+    mutate what they get)."""
+    path = catalogue_dir() / f"{stem}.toml"
+    try:
+        with path.open("rb") as handle:
+            table = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueError(f"rules/{stem}.toml: {exc}") from None
+    return with_registry(stem, table)
+
+
+def with_registry(stem: str, table: dict[str, Any]) -> dict[str, Any]:
+    """A catalogue file completed from the target registry: rules/contexts.toml gets each target's
+    guard words, availability calls, helpers, attributes, test decorators and sibling-module words,
+    and its lists of platforms may name roles ("accepts-cuda-calls"), expanded here."""
+    if stem != "contexts":
+        return table
+    targets = registry().targets
+    table = dict(table)
+    guards = dict(table.get("guards", {}))
+    for key, field_name in (("words", "words"), ("available", "available"), ("attributes", "attributes")):
+        merged = {name: _platforms(platforms, f"[guards.{key}] {name}") for name, platforms in guards.get(key, {}).items()}
+        for target in targets:
+            for name in getattr(target, field_name):
+                merged[name] = sorted({*merged.get(name, ()), target.name})
+        guards[key] = merged
+    for key, field_name in (("helper", "helpers"), ("flag", ""), ("requires", "requires")):
+        rows = [{**row, "platforms": _platforms(row.get("platforms", []), f"[[guards.{key}]] {row.get('pattern')!r}")}
+                for row in guards.get(key, [])]
+        if field_name:
+            mine: dict[str, list[str]] = {}
+            for target in targets:
+                for pattern in getattr(target, field_name):
+                    mine.setdefault(pattern, []).append(target.name)
+            rows += [{"pattern": pattern, "platforms": names} for pattern, names in mine.items()]
+        guards[key] = rows
+    table["guards"] = guards
+    backend = dict(table.get("backend_modules", {}))
+    siblings = {t.name: list(t.siblings) for t in targets if t.siblings}
+    siblings["others"] = list(backend.get("siblings", {}).get("others", ()))
+    backend["siblings"] = siblings
+    table["backend_modules"] = backend
+    return table
+
+
+def _platforms(items: list[str], where: str) -> list[str]:
+    try:
+        return sorted(expand(items))
+    except KeyError as exc:
+        raise CatalogueError(f"rules/contexts.toml {where}: {exc.args[0]!r} is neither {SOURCE_PLATFORM!r}, a target "
+                             f"nor a role (rules/targets.toml)") from None
 
 
 def build_catalogue(raw: dict[str, Any]) -> Catalogue:
     effects: dict[str, dict[str, str]] = {}
+    effect_files: dict[str, str] = {}
     apis: dict[str, ApiEntry] = {}
     prefixes: dict[str, ApiEntry] = {}
     stems: dict[str, list[tuple[str, ApiEntry]]] = {}
     wrapped: dict[str, str] = {}
-    for table in raw.values():
-        effects.update(table.get("effects", {}))
+    for stem, table in raw.items():
+        rows = table.get("effects", {})
+        default = rows.get(DEFAULT)
+        for name, row in rows.items():
+            if name != DEFAULT and isinstance(row, dict):
+                effects[name] = resolve((row, default) if isinstance(default, dict) else (row,))
+                effect_files[name] = stem
         wrapped.update({name: name for name in table.get("wrapped_libraries", ())})
         for item in table.get("api", []):
             name = item["name"]
@@ -125,7 +193,7 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
                 since=item.get("since"),
                 prefix=is_prefix,
                 scope=item.get("scope", "all"),
-                effects=tuple(sorted(item.get("effects", {}).items())),
+                effects=tuple(sorted(resolve(item.get("effects", {})).items())),
                 note=item.get("note", ""),
                 package=item.get("package", ""),
             )
@@ -135,7 +203,7 @@ def build_catalogue(raw: dict[str, Any]) -> Catalogue:
                 continue
             (prefixes if is_prefix else apis)[entry.name] = entry
     return Catalogue(effects=effects, apis=apis, api_prefixes=prefixes, raw=raw, wrapped=wrapped,
-                     api_stems={module: tuple(items) for module, items in stems.items()})
+                     api_stems={module: tuple(items) for module, items in stems.items()}, effect_files=effect_files)
 
 
 def extended(base: Catalogue, packages: tuple = (), modules: tuple = (), portable: tuple[str, ...] = ()) -> Catalogue:
@@ -169,7 +237,7 @@ _EXTENDED: dict[tuple, tuple[Catalogue, Catalogue]] = {}
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> Catalogue:
-    return build_catalogue(_read_all(catalogue_dir()))
+    return build_catalogue(_read_all())
 
 
 @cache
@@ -178,10 +246,8 @@ def load_table(stem: str) -> dict[str, Any]:
     needs for its score, verdicts and cache keys, without parsing the whole catalogue."""
     if load_catalogue.cache_info().currsize:
         return load_catalogue().table(stem)
-    path = catalogue_dir() / f"{stem}.toml"
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return _read(stem)  # the full load later reuses this parse
     except FileNotFoundError:
         return {}
 

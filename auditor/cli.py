@@ -31,6 +31,7 @@ from auditor.config import ConfigError
 from auditor.config.keys import options
 from auditor.console import silence_stdout, stderr_line
 from auditor.sandbox.interpreter import make_path_safe
+from auditor.targets import CatalogueError
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
     from auditor.config.settings import Settings
@@ -132,6 +133,16 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
     return given
 
 
+def _with_full_help(command: "typer.main.TyperGroup") -> None:
+    """--help: the help of the options whose full text reads data (the --target choices come from
+    the target registry), built only now."""
+    scan = command.commands.get("scan") if hasattr(command, "commands") else None
+    shown = {key.param: key.shown_help for key in options() if key.shown_help is not None}
+    for param in getattr(scan, "params", ()):
+        if param.name in shown:
+            param.help = shown[param.name]()
+
+
 def _show_progress(settings: "Settings") -> bool:
     """A progress bar only where a person watches: stderr is a terminal, not CI, not pre-commit."""
     if settings.output_format not in (None, "text") or not sys.stderr.isatty():
@@ -188,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     args = route(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
+        if any(arg in ("--help", "-h") for arg in args):
+            _with_full_help(command)
         outcome = command.main(args=args, prog_name="audit", standalone_mode=False)
-    except (UsageProblem, ConfigError, CacheDirRefused) as exc:
+    except (UsageProblem, ConfigError, CacheDirRefused, CatalogueError) as exc:
         stderr_line(f"audit: error: {exc}")
         return 2
     except TyperException as exc:

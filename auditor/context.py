@@ -15,6 +15,7 @@ from auditor.catalogue import ApiEntry, Catalogue
 from auditor.model import MAX_FINDINGS_PER_FILE, FileError, Finding, omitted_error
 from auditor.python.names import Resolver, dotted_parts
 from auditor.read.text import split_lines
+from auditor.targets import effect_fields, fact_fields
 
 if TYPE_CHECKING:
     from auditor.analysis.project import FileFacts
@@ -114,6 +115,8 @@ class FileContext:
         override = fields.pop("__effects", None)  # a library's own support, from its catalogue row
         if override:
             effects = {target: override.get(target, effect) for target, effect in effects.items()}
+        for key, value in (*effect_fields(effects).items(), *fact_fields().items()):  # "raises on {raising_targets}"
+            fields.setdefault(key, value)
         if where is None:
             where = self.file_where()
         hint = fields.pop("__optional", None)

@@ -1,4 +1,5 @@
-"""The vocabulary every module shares: categories, severities, targets, findings, errors.
+"""The vocabulary every module shares: categories, severities, findings, errors. The targets are
+data: auditor.targets (rules/targets.toml).
 
 Part of the plugin API (README, Extending: plugins): plugins import `Category` and `Severity` from
 `auditor.model`; keep them importable from here (tests/test_plugin.py checks it)."""
@@ -42,7 +43,6 @@ class Effect(StrEnum):
     RAISES = "raises"
 
 
-TARGETS: tuple[str, ...] = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
 SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity)
 
@@ -146,11 +146,28 @@ class FileError:
     """A file that could not be read or parsed; the run goes on without it."""
 
     path: str
-    kind: str  # read, decode, binary, too-large, parse, symlink-loop, ...
+    kind: str  # read, decode, binary, too-large, parse, symlink-loop, ... internal
     message: str
 
     def to_dict(self) -> dict:
         return {"path": self.path, "kind": self.kind, "message": self.message}
+
+
+INTERNAL = "internal"  # a FileError kind: the auditor itself failed on the file (a bug)
+
+
+def internal_errors(errors: list[FileError]) -> list[FileError]:
+    """The files the auditor failed on: their findings are missing, so no score or verdict is clean."""
+    return [e for e in errors if e.kind == INTERNAL]
+
+
+def withheld_reason(errors: list[FileError]) -> str | None:
+    """Why scores and verdicts are withheld from a run, or None when nothing forces it."""
+    failed = internal_errors(errors)
+    if not failed:
+        return None
+    return (f"{len(failed)} file(s) failed with an internal error, so their findings are missing "
+            f"(first: {failed[0].path}): no score is given, and a verdict that does not fail is unknown")
 
 
 

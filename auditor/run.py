@@ -15,10 +15,10 @@ from typing import TextIO
 from auditor.config import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.console import silence_stdout, stderr_line
-from auditor.gates.judge import HOOK_FAIL_ON, GateInput, GateOutcome, evaluate
-from auditor.model import FileError, Finding
+from auditor.gates.judge import HOOK_FAIL_ON, GateInput, evaluate
+from auditor.model import FileError, Finding, withheld_reason
 from auditor.pipeline.scan import scan
-from auditor.portability.score import compute_scores
+from auditor.portability.score import Scores, compute_scores
 from auditor.report import REPORTERS, render
 from auditor.report.model import Report, ScanResult
 from auditor.sandbox.safe_files import requested_output
@@ -101,7 +101,7 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         result = fixed.result
     if request.add_noqa:
         return _add_noqa(result)
-    scores = compute_scores(result.findings)
+    scores = compute_scores(result.findings, settings.overall_targets, withheld_reason(result.errors))
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:
@@ -110,6 +110,8 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
 
         count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores),
                                guarded_folders(result))
+        if scores.withheld is not None:
+            _note(f"the baseline records no scores: {scores.withheld}")
         _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
     elif settings.baseline is not None:
         # only with a baseline
@@ -139,8 +141,9 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     return gate.exit_code
 
 
-def _score_map(scores: object) -> dict[str, float]:
-    return {"overall": scores.overall, **scores.targets}
+def _score_map(scores: Scores) -> dict[str, float]:
+    """The scores a baseline records and the gates judge; none when they are withheld."""
+    return {key: value for key, value in scores.score_map().items() if value is not None}
 
 
 def _explain_skipped(result: ScanResult, paths: list[str]) -> bool:
@@ -177,15 +180,16 @@ def _on_changed_lines(result: ScanResult, findings: list[Finding], errors: list[
     return kept, kept_errors, len(findings) - len(kept)
 
 
-def _judge(result: ScanResult, settings: Settings, findings: list[Finding], errors: list[FileError], scores: object,
+def _judge(result: ScanResult, settings: Settings, findings: list[Finding], errors: list[FileError], scores: Scores,
            comparison: object, hook: bool, nothing_to_check: bool, skip: bool) -> object:
-    if skip:  # --write-baseline records; it does not judge
-        return GateOutcome()
+    if skip:  # --write-baseline records; it judges only whether the run is complete
+        return evaluate(GateInput(findings, errors, scores.score_map(), len(result.files), nothing_to_check,
+                                  incomplete=scores.withheld), (), None, False)
     fail_on = settings.fail_on
     if fail_on is None and hook and "fail-on" not in dict(settings.origins):
         fail_on = HOOK_FAIL_ON.value
-    data = GateInput(findings, errors, _score_map(scores), len(result.files), nothing_to_check,
-                     comparison.scores if comparison is not None else None)
+    data = GateInput(findings, errors, scores.score_map(), len(result.files), nothing_to_check,
+                     comparison.scores if comparison is not None else None, incomplete=scores.withheld)
     return evaluate(data, settings.fail_under, fail_on, settings.fail_on_regression, settings.exit_zero)
 
 

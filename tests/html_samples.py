@@ -4,7 +4,11 @@ paths, snippets, messages, rule names, suggestions, fix contents, component name
 
 from __future__ import annotations
 
-from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor import targets
+from auditor.model import CATEGORIES, SEVERITIES
+
+TARGETS = targets.names()  # every target of the registry (rules/targets.toml), npu included
+OVERALL = targets.overall_set().to_dict()  # what `overall` averages: core v1, the six targets of format 4
 
 SCRIPT = "<script>alert(1)</script>"
 BREAKOUT = "</script><img src=x onerror=alert(2)>"
@@ -41,9 +45,10 @@ def report(findings: list[dict], components: list[dict] | None = None, errors: l
     """A report dict around `findings` (scores and verdicts are set by hand, not computed)."""
     scores = {"rocm": 92.5, "tpu": 41.0, "trainium": 38.2, "mps": 55.0, "xpu": 60.4, "cpu": 70.0}
     scores = {t: scores.get(t, 50.0) for t in TARGETS}
+    overall = round(sum(scores[t] for t in OVERALL["members"]) / len(OVERALL["members"]), 1)
     document = {
-        "tool": {"name": "lockin-auditor", "version": "0.0.test"}, "format_version": 4,
-        "targets": list(TARGETS), "scores": {"overall": round(sum(scores.values()) / len(scores), 1), **scores},
+        "tool": {"name": "lockin-auditor", "version": "0.0.test"}, "format_version": 5,
+        "targets": list(TARGETS), "overall": OVERALL, "incomplete": None, "scores": {"overall": overall, **scores},
         "grades": {"overall": "C", **{t: "C" for t in TARGETS}},
         "verdicts": {t: verdict("runs" if t == "rocm" else "fails", EVIL_PATH if t == "tpu" else "pkg/core.py")
                      for t in TARGETS},
@@ -106,6 +111,27 @@ def sample_plan() -> dict:
         {"title": "One place for hardware choices", "effort": "days", "reason": "3 files choose a device",
          "items": [{"text": "pkg/core.py picks cuda", "path": "pkg/core.py", "line": 3, "effort": "minutes"}]},
     ]}
+
+
+WITHHELD = ("1 file(s) failed with an internal error, so their findings are missing (first: pkg/boom.py): no score "
+            "is given, and a verdict that does not fail is unknown")
+
+
+def withheld_report() -> dict:
+    """An incomplete run (format 5): a file failed with an internal error, so every score and grade is
+    null, and each verdict is `unknown` (a reason with no rule or line: the file not checked) but
+    where a finding fails it."""
+    findings = sample_findings()
+    document = report(findings, errors=[{"path": "pkg/boom.py", "kind": "internal",
+                                         "message": "internal error while checking this file: KeyError: 'x'"}])
+    missed = {"rule": None, "path": "pkg/boom.py", "line": None, "why": "not checked (internal error): what it holds is unknown"}
+    document["incomplete"] = WITHHELD
+    document["scores"] = {"overall": None, **dict.fromkeys(TARGETS)}
+    document["grades"] = {"overall": None, **dict.fromkeys(TARGETS)}
+    document["verdicts"] = {t: ({"verdict": "unknown", "reasons": [missed]} if t == "rocm" else verdict("fails"))
+                            for t in TARGETS}
+    document["gate"] = {"passed": False, "exit_code": 2, "reasons": [WITHHELD], "checks": ["complete"]}
+    return document
 
 
 def bulk_report(count: int) -> dict:

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from auditor import targets
 from auditor.cli import main
 from auditor.config import ConfigError
 from auditor.gates.baseline import load_baseline
@@ -44,7 +45,7 @@ def test_baseline_file_is_readable_and_line_free(repo, capsys):
     assert sorted((e["path"], e["rule"], e["occurrence"]) for e in document["findings"]) == [
         ("src/train.py", "LK101", 0), ("src/train.py", "LK102", 0)]
     assert document["errors"] == [{"path": "src/py2.py", "kind": "parse"}]
-    assert set(document["scores"]) == {"overall", "rocm", "tpu", "trainium", "mps", "xpu", "cpu"}
+    assert set(document["scores"]) == {"overall", *targets.names()}
     assert load_baseline(str(repo / "lockin-baseline.json")).fingerprints
 
 

@@ -19,10 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from html_samples import BREAKOUT, EVIL_PATH, SCRIPT, SEPARATORS, bulk_report, report, sample_plan, sample_report
+from html_samples import (
+    BREAKOUT,
+    EVIL_PATH,
+    SCRIPT,
+    SEPARATORS,
+    TARGETS,
+    WITHHELD,
+    bulk_report,
+    report,
+    sample_plan,
+    sample_report,
+    withheld_report,
+)
 
 from auditor.cli import main
-from auditor.model import TARGETS
 from auditor.report.html_report import render_html
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +144,33 @@ def test_chart_draws_a_bar_per_target(open_page):
             verdict = document["verdicts"][target]["verdict"]
             assert rows.nth(i).locator(".verdict").text_content() == verdict
             assert "verdict-" + ("runs" if verdict == "runs" else "fails") in rows.nth(i).locator(".bar").get_attribute("class")
+
+
+def test_a_withheld_report_says_so_and_guesses_no_score(open_page):
+    """An incomplete run: every score reads "withheld" with an empty bar, `unknown` has its own badge,
+    its reason names the file that was not checked (no rule, no line), and the page says why."""
+    loaded = open_page(render_html(withheld_report()))
+    assert loaded.console == [] and loaded.requests == []
+    page = loaded.page
+    assert page.locator(".top .withheld").text_content() == "Scores withheld: " + WITHHELD
+    rows = page.locator("#chart .chart-row")
+    assert [rows.nth(i).get_attribute("data-target") for i in range(rows.count())] == [*TARGETS, "overall"]
+    assert "npu" in TARGETS
+    for i in range(rows.count()):
+        assert rows.nth(i).locator(".score").text_content() == "withheld"
+        assert rows.nth(i).locator(".bar").bounding_box()["width"] <= 3  # the 2px minimum, no score drawn
+    rocm = page.locator("#chart .chart-row[data-target='rocm']")
+    assert rocm.locator(".verdict").text_content() == "unknown"
+    assert "verdict-unknown" in rocm.locator(".verdict").get_attribute("class")
+    assert "verdict-unknown" in rocm.locator(".bar").get_attribute("class")
+    why = page.locator("details.why", has_text="Why unknown on rocm")
+    why.locator("summary").click()
+    reason = why.locator("ul.reasons li")
+    assert reason.count() == 1 and reason.locator("code").count() == 0
+    assert reason.text_content() == "not checked (internal error): what it holds is unknown pkg/boom.py"
+    overall = page.locator("#chart .chart-row[data-target='overall'] .verdict")
+    assert overall.text_content() == "mean of core v1 (6 targets)"
+    assert overall.get_attribute("title") == "rocm, tpu, trainium, mps, xpu, cpu"
 
 
 def _expected(findings: list[dict], **chosen: str) -> int:

@@ -20,16 +20,18 @@ from html_samples import (
     EVIL_PATH,
     SCRIPT,
     SEPARATORS,
+    TARGETS,
+    WITHHELD,
     bulk_report,
     finding,
     fix,
     report,
     sample_plan,
     sample_report,
+    withheld_report,
 )
 
 from auditor.cli import main
-from auditor.model import TARGETS
 from auditor.portability.score import discounted
 from auditor.report import REPORTERS
 from auditor.report import html_report as html_module
@@ -155,7 +157,7 @@ def test_compact_data_loses_nothing_on_a_real_report(capsys, monkeypatch):
     data = data_of(render_html(document))
     assert [shown(f) for f in document["findings"]] == decode(data)
     assert any(f["cell"] is not None for f in document["findings"]) and any(f["fix"] for f in document["findings"])
-    for key in ("scores", "grades", "verdicts", "costs", "summary", "gate", "errors"):
+    for key in ("targets", "overall", "incomplete", "scores", "grades", "verdicts", "costs", "summary", "gate", "errors"):
         assert data[key] == document[key], key
     assert len(data["strings"]) == len(set(data["strings"]))
     # most used first, so the common strings get the shortest indexes
@@ -188,6 +190,43 @@ def test_empty_report_renders():
     assert render_html({}).startswith("<!DOCTYPE html>")  # not even the contract's keys
 
 
+def test_a_withheld_report_goes_in_as_it_is():
+    """An incomplete run (format 5): null scores and grades, `unknown` verdicts whose reason has no
+    rule or line, and why, all as the report has them; npu is a target like any other."""
+    document = withheld_report()
+    data = data_of(render_html(document))
+    assert data["incomplete"] == WITHHELD and data["overall"] == document["overall"]
+    assert data["scores"] == document["scores"] and set(data["scores"].values()) == {None}
+    assert data["grades"] == document["grades"] and data["verdicts"] == document["verdicts"]
+    assert data["verdicts"]["rocm"]["verdict"] == "unknown" and data["verdicts"]["rocm"]["reasons"][0]["rule"] is None
+    assert data["targets"] == list(TARGETS) and "npu" in data["targets"]
+    assert decode(data) == [shown(f) for f in document["findings"]]
+    assert set(data["file_costs"]) == {*TARGETS, "overall"}  # what the findings cost is known even so
+
+
+def test_an_incomplete_run_writes_its_page(tmp_path, capsys, monkeypatch):
+    import auditor.pipeline.kind_checks as kind_checks
+
+    (tmp_path / "boom.py").write_text("import torch\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text("import torch\nmodel = Net().cuda()\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    real = kind_checks.scan_python
+
+    def buggy(path, *args, **kwargs):
+        if path.endswith("boom.py"):
+            raise KeyError("simulated bug")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(kind_checks, "scan_python", buggy)
+    out = tmp_path / "report.html"
+    assert main([".", "--format", "html", "--no-cache", "--isolated", "--jobs", "1", "-o", str(out)]) == 2
+    data = data_of(out.read_text(encoding="utf-8"))
+    assert data["incomplete"].startswith("1 file(s) failed with an internal error") and data["targets"][-2:] == ["npu", "cpu"]
+    assert set(data["scores"].values()) == {None} and set(data["grades"].values()) == {None}
+    assert {v["verdict"] for v in data["verdicts"].values()} == {"unknown", "fails"}
+    assert data["overall"]["name"] == "core" and "npu" not in data["overall"]["members"]
+
+
 def test_equal_fixes_are_stored_once():
     findings = [finding(f"f{i}.py", fix=fix()) for i in range(5)] + [finding("g.py", fix=fix(content="other"))]
     data = page_data(report(findings))
@@ -195,7 +234,7 @@ def test_equal_fixes_are_stored_once():
 
 
 def test_targets_come_from_the_report():
-    """The target list is the report's (model.TARGETS today), never one of the page's own."""
+    """The target list is the report's (the registry's when the run wrote it), never one of the page's own."""
     document = report([finding("a.py", targets={"rocm": "works", "gaudi": "raises"})])
     document["targets"] = ["rocm", "gaudi"]
     data = page_data(document)
@@ -271,9 +310,14 @@ def test_file_points_add_up_to_what_each_target_loses(capsys, monkeypatch):
                                                                         abs=0.05 * (len(costs[target]) + len(document["costs"][target])))
         points = [c["points"] for c in costs[target]]
         assert points == sorted(points, reverse=True)
-    assert costs["overall"][0]["points"] == pytest.approx(
-        sum(next((c["points"] for c in costs[t] if c["path"] == costs["overall"][0]["path"]), 0.0) for t in TARGETS)
-        / len(TARGETS), abs=0.1)
+    assert costs == file_costs(document["findings"], document["targets"], 10_000, document["targets"])  # the default
+    members = document["overall"]["members"]  # what the overall score averages: not npu (core v1)
+    assert "npu" in document["targets"] and "npu" not in members
+    overall = file_costs(document["findings"], document["targets"], 10_000, members)["overall"]
+    assert overall[0]["points"] == pytest.approx(
+        sum(next((c["points"] for c in costs[t] if c["path"] == overall[0]["path"]), 0.0) for t in members)
+        / len(members), abs=0.1)
+    assert page_data(document)["file_costs"]["overall"] == overall[:25]
     kernel = next(c for c in costs["cpu"] if c["path"].endswith("/csrc/"))  # a kernel folder is one unit
     assert kernel["findings"] == sum(f["path"].startswith(kernel["path"]) and f["name"] == "cuda-source-file"
                                      for f in document["findings"])

@@ -12,12 +12,16 @@ import pytest
 
 from auditor import TOOL_NAME, __version__
 from auditor.cli import main
-from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor.model import CATEGORIES, SEVERITIES
 from auditor.report.json_report import FORMAT_VERSION
+from auditor.targets import names as target_names
+
+TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 
 CORE = "LK101,LK102,LK103,LK201"
-TOP_KEYS = {"tool", "format_version", "targets", "scores", "grades", "verdicts", "costs", "summary", "run",
-            "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline", "changed_lines", "suppressed"}
+TOP_KEYS = {"tool", "format_version", "targets", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
+            "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
+            "changed_lines", "suppressed"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
@@ -26,7 +30,10 @@ FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
 EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
 SUMMARY_KEYS = {"files", "files_with_findings", "findings", "errors", "suppressed", "by_category", "by_severity",
                 "by_rule", "by_context"}
-VERDICTS = {"runs", "runs-degraded", "fails"}
+VERDICTS = {"runs", "runs-degraded", "fails", "unknown"}
+# format 5: the targets of the registry (rules/targets.toml), in report order, and the set `overall` averages
+PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "npu", "cpu"]
+PINNED_OVERALL = {"name": "core", "version": 1, "members": ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]}
 CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
 EFFECTS = {"works", "degrades", "raises"}
 GRADES = {"A", "B", "C", "D", "F"}
@@ -71,8 +78,10 @@ def test_top_level(repo, capsys):
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
-    assert report["format_version"] == FORMAT_VERSION and isinstance(FORMAT_VERSION, int)
-    assert report["targets"] == list(TARGETS) == ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]
+    assert report["format_version"] == FORMAT_VERSION == 5
+    assert report["targets"] == list(TARGETS) == PINNED_TARGETS
+    assert report["overall"] == PINNED_OVERALL  # adding a target to the registry moves no `overall` gate
+    assert report["incomplete"] is None
     assert isinstance(report["warnings"], list) and all(isinstance(w, str) for w in report["warnings"])
 
 
@@ -81,6 +90,8 @@ def test_scores_grades_costs(repo, capsys):
     scores = report["scores"]
     assert set(scores) == {"overall", *TARGETS}
     assert all(isinstance(v, float | int) and 0 <= v <= 100 for v in scores.values())
+    members = report["overall"]["members"]
+    assert scores["overall"] == round(sum(scores[t] for t in members) / len(members), 1)
     assert scores["rocm"] == 100 and scores["cpu"] < 100  # the core rules work on ROCm only
     assert set(report["grades"]) == {"overall", *TARGETS}
     assert set(report["grades"].values()) <= GRADES
@@ -291,3 +302,24 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
         expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
         assert lines(finding) == expected
     assert set(findings[0].to_dict()) == FINDING_KEYS
+
+
+def test_overall_averages_the_configured_targets(repo, capsys):
+    (repo / "lockin-auditor.toml").write_text('overall-targets = ["rocm", "XPU"]\n', encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(repo)
+    try:
+        code = main([".", "--format", "json", "--select", CORE, "--no-cache"])
+    finally:
+        os.chdir(here)
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["overall"] == {"name": "configured", "version": None, "members": ["rocm", "xpu"]}
+    assert report["scores"]["overall"] == round((report["scores"]["rocm"] + report["scores"]["xpu"]) / 2, 1)
+
+
+def test_overall_targets_must_name_targets(repo, capsys):
+    (repo / "lockin-auditor.toml").write_text('overall-targets = ["overall", "tpu"]\n', encoding="utf-8")
+    code = main([str(repo), "--format", "json", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code == 2 and "'overall-targets' names unknown target 'overall'" in err

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import auditor.checks.registry as registry
+from auditor import targets
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "plugin"
@@ -79,8 +80,8 @@ def test_plugin_rule_reports_findings(plugin_site, tmp_path):
     assert plugin_finding["name"] == "acme-pinned-gpu" and plugin_finding["category"] == "cuda-api"
     assert plugin_finding["message"] == "`acme_gpu.pin_to_nvidia` pins work to an NVIDIA GPU through ACME's in-house helper."
     assert plugin_finding["min_torch"] == "2.6"
-    assert plugin_finding["targets"] == {"rocm": "raises", "tpu": "raises", "trainium": "raises", "mps": "raises",
-                                         "xpu": "raises", "cpu": "degrades"}
+    assert plugin_finding["targets"] == {t: "degrades" if targets.has_role(t, "host") else "raises"
+                                         for t in targets.names()}
     assert report["scores"]["rocm"] < 100  # the plugin's own effects feed the score
 
 
@@ -131,8 +132,9 @@ def test_plugin_examples_hold(plugin_site):
 @pytest.fixture
 def fresh_registry():
     def clear() -> None:
-        for cached in (registry._all, registry._by_code, registry.full_catalogue):
+        for cached in (registry._all, registry._by_code, registry._checked):
             cached.cache_clear()
+        registry._TRUSTED.clear()
 
     clear()
     yield

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from auditor import targets
 from auditor.config.settings import Settings
 from auditor.pipeline.scan import scan
 from auditor.portability.score import compute_scores
@@ -51,7 +52,8 @@ def test_a_dispatch_layer_scores_above_the_same_code_inline():
     assert layered_verdict["tpu"].verdict == "runs-degraded"
     backend = [f for f in layered.findings if f.path == "serve/platforms/cuda.py"]
     assert backend and {f.context for f in backend} == {"backend-module"}
-    assert all("tpu and trainium have none" in f.message for f in backend)
+    missing = [t for t in targets.names() if t not in ("mps", "xpu", "cpu") and not targets.has_role(t, "accepts-cuda-calls")]
+    assert all(f"{targets.join(missing)} have none" in f.message for f in backend)
 
 
 @pytest.mark.parametrize("name", ["lora-script", "dispatch-layer", "inline-cuda", "demo-repo"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from auditor.catalogue_check import template_fields
 from auditor.checks.registry import all_rules
 
 CASES = [
@@ -29,6 +30,10 @@ def test_example(rule, kind, index, example, scan_source):
         if example.context is not None:
             at = [f for f in mine if example.line is None or f.line == example.line]
             assert example.context in {f.context or "main" for f in at}, (example.context, at)
+        # every field its templates name was filled (a field the report did not carry leaves "{field}")
+        for attribute in ("message", "suggestion"):
+            for name in template_fields(getattr(rule, attribute)):
+                assert all("{" + name + "}" not in getattr(f, attribute) for f in mine), (attribute, name, mine)
 
 
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)

@@ -1,9 +1,9 @@
 """A repository that builds images for several targets is not NVIDIA-only because one of them is
 a CUDA image. After a scan, each `nvidia-base-image` finding gets "works" on every target for which
 some Dockerfile of the repository builds an image: one named for the target (`Dockerfile.rocm`,
-rules/images.toml [alternative_names]) whose last stage is not an NVIDIA image, or one whose last
+rules/targets.toml `dockerfile`) whose last stage is not an NVIDIA image, or one whose last
 stage derives from the target's image (`rocm/pytorch` for ROCm, `python:3.11-slim` for the CPU;
-[alternative_patterns]). Without one the finding keeps "raises" everywhere: the container runs only
+`image_pattern`). Without one the finding keeps "raises" everywhere: the container runs only
 on NVIDIA.
 
 It runs on every scan, warm ones included (cached findings keep the per-file effects), only when

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from auditor import targets
 from auditor.analysis.placement import Where
-from auditor.model import TARGETS, Effect, Severity
+from auditor.model import Effect, Severity
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -33,11 +34,7 @@ def render(template: str, fields: dict[str, Any]) -> str | None:
         return None
 
 
-def join(items: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
+join = targets.join  # "a", "a and b", "a, b and c"
 
 
 def _cap(effect: str) -> str:
@@ -50,6 +47,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     severity = rule.severity.value
     if where is None:
         return Applied(None, base, severity, message, suggestion)
+    every = targets.names()
+    hosts = targets.with_role("host")
     effects = dict(base)
     names: list[str] = []
     extra: dict[str, Any] = {}
@@ -57,43 +56,44 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         names.append("test")
     if where.seeder is not None:
         names.append("redundant")
-        effects = dict.fromkeys(TARGETS, WORKS)
+        effects = dict.fromkeys(every, WORKS)
         seeder, seed, line = where.seeder
         extra.update(seeder=seeder, seed=seed, seed_line=line, seed_at=f" (line {line})" if line else "")
     elif where.own is not None:
         names.append("own-package")
-        effects = dict.fromkeys(TARGETS, WORKS)
+        effects = dict.fromkeys(every, WORKS)
         extra.update(package=where.own)
     else:
         if where.display is not None:
             names.append("display")
             if where.shipped:  # a file name in package_data: nothing runs
-                effects = dict.fromkeys(TARGETS, WORKS)
-            raising = [t for t in TARGETS if effects[t] == RAISES]
+                effects = dict.fromkeys(every, WORKS)
+            raising = [t for t in every if effects[t] == RAISES]
             extra.update(how=where.display, still=f"; the call still raises on {join(raising)}" if raising else "")
         backend = where.backend
         if backend is not None and (backend.covered or backend.others or backend.default):
             names.append("backend-module")
-            for target in TARGETS:
+            falls_back = backend.default or not backend.covered.isdisjoint(hosts)
+            for target in every:
                 if target in backend.covered:
                     effects[target] = WORKS  # its own sibling module serves it
-                elif "cpu" in backend.covered or backend.default:
-                    effects[target] = _cap(effects[target])  # falls back to the CPU backend or the default
+                elif falls_back:
+                    effects[target] = _cap(effects[target])  # falls back to the host's backend or the default
             extra.update(_backend_fields(backend, catalogue))
         if where.optional is not None:
             names.append("optional")
             effects = {t: _cap(e) for t, e in effects.items()}
             extra.update(guard=where.optional, guard_line=where.optional_line)
-        skipped = [t for t in TARGETS if not where.condition.may_hold(t) or t in where.served_before]
+        skipped = [t for t in every if not where.condition.may_hold(t) or t in where.served_before]
         if skipped:
             names.append("guarded")
             kept = dict(effects)
             for target in skipped:
                 # Skipping costs nothing where the code is not wanted: a target served by another
-                # branch, the CPU (which needs no GPU work), every target when the test is about a
+                # branch, the host (which needs no GPU work), every target when the test is about a
                 # tensor's device (the other path handles it), or when the code is for another
                 # device altogether (an XLA-only block skipped on MPS).
-                if (target in where.covered or target in where.served_before or target == "cpu"
+                if (target in where.covered or target in where.served_before or target in hosts
                         or not where.condition.available or not where.condition.may_hold("nvidia")):
                     effects[target] = WORKS
                 else:
@@ -106,7 +106,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
             extra.setdefault("guard_line", where.guard_line)
             extra.update(runs=runs, outcome=_outcome(skipped, where, kept, effects))
     if not names:
-        served = [t for t in TARGETS if t in where.siblings and effects[t] != WORKS]
+        served = [t for t in every if t in where.siblings and effects[t] != WORKS]
         if not served:
             return Applied(None, base, severity, message, suggestion)
         for target in served:  # the test of a dispatch chain: those targets take their own branch
@@ -146,9 +146,10 @@ def _severity(rule_severity: Severity, base: dict[str, str], effects: dict[str, 
 def _outcome(skipped: list[str], where: Where, before: dict[str, str], after: dict[str, str]) -> str:
     """"tpu and mps skip it; xpu takes its own branch; the CPU does not need it; it still raises on rocm"."""
     served = where.covered | where.served_before
+    hosts = targets.with_role("host")
     own = [t for t in skipped if t in served]
-    cpu = "cpu" in skipped and "cpu" not in served
-    other = [t for t in skipped if t not in served and t != "cpu"]
+    idle = [t for t in skipped if t in hosts and t not in served]  # the host: no GPU work to skip
+    other = [t for t in skipped if t not in served and t not in hosts]
     parts = []
     if other and not where.condition.may_hold("nvidia"):
         parts.append(f"{join(other)} {'do' if len(other) > 1 else 'does'} not need it")
@@ -158,9 +159,10 @@ def _outcome(skipped: list[str], where: Where, before: dict[str, str], after: di
         parts.append(f"{join(other)} {'skip' if len(other) > 1 else 'skips'} it")
     if own:
         parts.append(f"{join(own)} {'have their' if len(own) > 1 else 'has its'} own branch")
-    if cpu:
-        parts.append("the CPU does not need it")
-    raising = [t for t in TARGETS if after[t] == RAISES]
+    if idle:
+        phrases = [targets.get(t).phrase for t in idle]
+        parts.append(f"{join(phrases)} {'do' if len(idle) > 1 else 'does'} not need it")
+    raising = [t for t in targets.names() if after[t] == RAISES]
     if raising:
         parts.append(f"it still raises on {join(raising)}")
     return "; ".join(parts) or "other targets skip it"
@@ -178,17 +180,21 @@ def _backend_text(backend) -> dict[str, str]:
                 "siblings": f"its modules mirror those in `{backend.default}`, the default implementation the other "
                             f"targets run instead",
                 "missing": "", "add": ""}
-    covered = [t for t in TARGETS if t in backend.covered]
-    missing = [t for t in TARGETS if t not in backend.covered and t != "rocm"]
+    every = targets.names()
+    covered = [t for t in every if t in backend.covered]
+    # A target that accepts CUDA calls runs the CUDA backend itself: it needs no sibling.
+    missing = [t for t in every if t not in backend.covered and not targets.has_role(t, "accepts-cuda-calls")]
     if covered:
         siblings = f"{join(covered)} {'have' if len(covered) > 1 else 'has'} sibling backend modules"
     else:
         siblings = f"only {join(list(backend.others))} {'have' if len(backend.others) > 1 else 'has'} sibling modules"
-    fallback = " (they fall back to the CPU backend)" if len(missing) > 1 else " (it falls back to the CPU backend)"
+    host = next((t for t in every if t in backend.covered and targets.has_role(t, "host")), None)
+    fallback = ""
+    if host is not None:
+        fallback = f" ({'they fall' if len(missing) > 1 else 'it falls'} back to the {targets.get(host).display} backend)"
     return {
         "module": backend.module,
         "siblings": siblings,
-        "missing": (f"; {join(missing)} {'have' if len(missing) > 1 else 'has'} none"
-                    + (fallback if "cpu" in backend.covered else "")) if missing else "",
+        "missing": (f"; {join(missing)} {'have' if len(missing) > 1 else 'has'} none" + fallback) if missing else "",
         "add": f" (a sibling for {join(missing)} would support {'them' if len(missing) > 1 else 'it'})" if missing else "",
     }

@@ -1,6 +1,6 @@
 """What a test says about where the code under it runs.
 
-A test is judged on each platform (NVIDIA plus the six targets) in three values: it holds there
+A test is judged on each platform (NVIDIA plus every target) in three values: it holds there
 (T), cannot hold there (F), or may (U). `torch.cuda.is_available()` holds on NVIDIA and ROCm and
 cannot elsewhere; `x.is_cuda` may hold on NVIDIA and ROCm (the tensor may be on the CPU) and cannot
 elsewhere; an unknown test may hold anywhere. A fourth value says what the test does when an
@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from auditor import targets
 from auditor.catalogue import Catalogue
 from auditor.python.names import dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
@@ -26,21 +28,32 @@ if TYPE_CHECKING:
     from auditor.context import PythonContext
 
 T, F, U = 1, 0, 2  # holds, cannot hold, may hold
-PLATFORMS: tuple[str, ...] = ("nvidia", "rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 _DEVICE_STRING = re.compile(r"([a-z_]+)(?::\S*)?")
+
+
+@lru_cache(maxsize=1)
+def platforms() -> tuple[str, ...]:
+    """NVIDIA (what the code is locked into) and every target, in the order of a Truth's values."""
+    return (targets.SOURCE_PLATFORM, *targets.names())
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, int]:
+    return {platform: i for i, platform in enumerate(platforms())}
 
 
 @dataclass(frozen=True)
 class Truth:
-    """A test's value per platform (PLATFORMS order), when an optional package is missing, and
-    whether it asks about the process (an availability check) rather than a tensor or a flag."""
+    """A test's value per platform (platforms() order; () when it may hold everywhere), when an
+    optional package is missing, and whether it asks about the process (an availability check)
+    rather than a tensor or a flag."""
 
-    values: tuple[int, ...]
+    values: tuple[int, ...] = ()
     absent: int = U
     available: bool = False
 
     def may_hold(self, platform: str) -> bool:
-        return self.values[PLATFORMS.index(platform)] != F
+        return not self.values or self.values[_index()[platform]] != F
 
     @property
     def requires_package(self) -> bool:
@@ -55,12 +68,22 @@ class Truth:
         return Truth(tuple(_NOT[v] for v in self.values), _NOT[self.absent], self.available)
 
     def __and__(self, other: Truth) -> Truth:
-        return Truth(tuple(_and(a, b) for a, b in zip(self.values, other.values, strict=True)),
+        mine, theirs = _aligned(self.values, other.values)
+        return Truth(tuple(_and(a, b) for a, b in zip(mine, theirs, strict=True)),
                      _and(self.absent, other.absent), self.available or other.available)
 
     def __or__(self, other: Truth) -> Truth:
-        return Truth(tuple(_or(a, b) for a, b in zip(self.values, other.values, strict=True)),
+        mine, theirs = _aligned(self.values, other.values)
+        return Truth(tuple(_or(a, b) for a, b in zip(mine, theirs, strict=True)),
                      _or(self.absent, other.absent), self.available or other.available)
+
+
+def _aligned(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Both value tuples in full: () stands for "may hold everywhere"."""
+    if a and b:
+        return a, b
+    full = (U,) * len(platforms())
+    return a or full, b or full
 
 
 _NOT = {T: F, F: T, U: U}
@@ -78,14 +101,14 @@ def _or(a: int, b: int) -> int:
     return F if a == F and b == F else U
 
 
-UNKNOWN = Truth((U,) * len(PLATFORMS))
-OPTIONAL = Truth((U,) * len(PLATFORMS), absent=F)
+UNKNOWN = Truth()
+OPTIONAL = Truth(absent=F)
 
 
-def on(platforms: frozenset[str] | set[str] | tuple[str, ...], certain: bool) -> Truth:
+def on(where: frozenset[str] | set[str] | tuple[str, ...], certain: bool) -> Truth:
     """A test that holds (certain) or may hold only on these platforms."""
     value = T if certain else U
-    return Truth(tuple(value if p in platforms else F for p in PLATFORMS), available=certain)
+    return Truth(tuple(value if p in where else F for p in platforms()), available=certain)
 
 
 @dataclass(frozen=True)
@@ -217,9 +240,9 @@ class Judge:
         return UNKNOWN
 
     def _device_test(self, platforms: frozenset[str]) -> Truth:
-        """A value compared with a device string: it may be that device; a "cpu" value may be on
-        any platform (CPU tensors exist everywhere)."""
-        if "cpu" in platforms:
+        """A value compared with a device string: it may be that device; a host ("cpu") value may
+        be on any platform (CPU tensors exist everywhere)."""
+        if not platforms.isdisjoint(targets.with_role("host")):
             return UNKNOWN
         return on(platforms, certain=False)
 

@@ -1,13 +1,14 @@
 """What the container, cluster and launcher rules share: the image, runtime and launcher tables
-of rules/images.toml, compiled once per catalogue."""
+of rules/images.toml, compiled once per catalogue, and each target's own image, image patterns and
+Dockerfile names from the target registry (rules/targets.toml)."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from auditor import targets
 from auditor.catalogue import Catalogue
-from auditor.model import TARGETS
 
 
 @lru_cache(maxsize=4)
@@ -27,18 +28,16 @@ def nvidia_image(image: str, catalogue: Catalogue) -> str | None:
 
 
 def alternatives(catalogue: Catalogue) -> str:
-    """"rocm: rocm/pytorch:latest; xpu: ..." from [alternatives]."""
-    table = catalogue.table("images").get("alternatives", {})
-    return "; ".join(f"{target}: {table[target]}" for target in TARGETS if target in table)
+    """"rocm: rocm/pytorch:latest; xpu: ...": each target's `image`."""
+    return "; ".join(f"{t.name}: {t.image}" for t in targets.registry().targets if t.image)
 
 
 def alternative_targets(image: str, catalogue: Catalogue) -> set[str]:
-    """The targets an image serves by its name (rocm/pytorch -> rocm), from [alternative_patterns]."""
-    table = catalogue.table("images").get("alternative_patterns", {})
+    """The targets an image serves by its name (rocm/pytorch -> rocm): each target's `image_pattern`."""
     reference = image.lower()
     if nvidia_image(reference, catalogue) is not None:
         return set()
-    return {target for target, pattern in table.items() if re.search(pattern, reference)}
+    return {t.name for t in targets.registry().targets if t.image_pattern and re.search(t.image_pattern, reference)}
 
 
 def runtime_table(catalogue: Catalogue) -> dict:
@@ -46,7 +45,6 @@ def runtime_table(catalogue: Catalogue) -> dict:
 
 
 def named_targets(file_name: str, catalogue: Catalogue) -> set[str]:
-    """The targets a Dockerfile's name says it builds for (Dockerfile.rocm -> rocm), from [alternative_names]."""
-    table = catalogue.table("images").get("alternative_names", {})
+    """The targets a Dockerfile's name says it builds for (Dockerfile.rocm -> rocm): each target's `dockerfile`."""
     name = file_name.lower()
-    return {target for target, pattern in table.items() if re.search(pattern, name)}
+    return {t.name for t in targets.registry().targets if t.dockerfile and re.search(t.dockerfile, name)}

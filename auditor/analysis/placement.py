@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
 from auditor.python.names import dotted_name, dotted_parts
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from auditor.context import PythonContext
     from auditor.python.positions import Placed
 
-TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 _BODY_NODES = 600  # a sibling branch is searched this far for another backend's API
 _SHORT = 70
 
@@ -360,12 +360,16 @@ class Placer:
                 continue
             truth = self.judge.truth(node)
             if truth.excludes:  # a "cuda" test takes ROCm too, but names no other backend for it
-                named.update(t for t in TARGETS if truth.may_hold(t) and not (t == "rocm" and truth.may_hold("nvidia")))
+                cuda = truth.may_hold(targets.SOURCE_PLATFORM)
+                named.update(t for t in targets.names()
+                             if truth.may_hold(t) and not (cuda and targets.has_role(t, "accepts-cuda-calls")))
         return named
 
     def _served(self, body: cst.CSTNode) -> set[str]:
         """Targets a branch serves: another backend's API (torch.xpu.*, torch_xla) or a device string."""
         vocab = self.judge.vocab
+        every = frozenset(targets.names())
+        cuda_alike = frozenset(targets.with_role("accepts-cuda-calls"))
         served: set[str] = set()
         stack = [body]
         seen = 0
@@ -378,8 +382,8 @@ class Placer:
                 for module in modules:
                     for part in (module or "").split("."):
                         platforms = vocab.words.get(part.removeprefix("torch_"))
-                        if platforms and "nvidia" not in platforms:
-                            served.update(p for p in platforms if p in TARGETS)
+                        if platforms and targets.SOURCE_PLATFORM not in platforms:
+                            served.update(platforms & every)
                 continue
             if isinstance(node, (cst.Attribute, cst.Name)) and dotted_parts(node) is not None:
                 qualified = self.ctx.qualify(node)
@@ -388,15 +392,15 @@ class Placer:
                         word = part.removeprefix("torch_")
                         platforms = vocab.words.get(word) or vocab.words.get(word.rstrip("x"))
                         if platforms and word == "accelerator":
-                            served.update(p for p in platforms if p in TARGETS and p != "rocm")
-                        elif platforms and "nvidia" not in platforms:
-                            served.update(p for p in platforms if p in TARGETS)
+                            served.update((platforms & every) - cuda_alike)  # the CUDA branch serves those
+                        elif platforms and targets.SOURCE_PLATFORM not in platforms:
+                            served.update(platforms & every)
                 continue
             text = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
             if text is not None:
                 platforms = vocab.device(text)
-                if platforms and "nvidia" not in platforms:
-                    served.update(p for p in platforms if p in TARGETS)
+                if platforms and targets.SOURCE_PLATFORM not in platforms:
+                    served.update(platforms & every)
                 continue
             if isinstance(node, cst.IfExp):
                 served |= self._named(node.test)

@@ -27,7 +27,6 @@ from auditor.catalogue import Catalogue, load_table
 from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
 
-TARGETS = ("rocm", "tpu", "trainium", "mps", "xpu", "cpu")
 _SPLIT = re.compile(r"[_\-.]+")
 _CUDA_EXTENSION = re.compile(r"""CUDAExtension\(\s*(?:name\s*=\s*)?["']([\w.]+)["']""")
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -42,7 +41,7 @@ class BackendModule:
 
     module: str  # what is named for CUDA: "platforms/cuda.py" or the folder "csrc/cuda"
     covered: frozenset[str]  # targets with a sibling backend module
-    others: tuple[str, ...] = ()  # siblings for devices outside the targets (npu, hpu, ...)
+    others: tuple[str, ...] = ()  # siblings for devices outside the targets (hpu, mlu, ...)
     # The folder whose modules a CUDA-named folder mirrors (ops/cutedsl/rms_norm.py beside
     # ops/rms_norm.py): the default implementation the other targets run.
     default: str = ""

@@ -15,6 +15,8 @@ CONFIG_KINDS = frozenset({"yaml", "json-config", "toml-config"})
 
 
 class ConfigValueRule(Rule):
+    subject = "`{key}: {value}`"
+    fields = frozenset({"key", "value", "what", "instead"})
     file_kinds = CONFIG_KINDS
 
     def check_file(self, ctx: FileContext) -> None:

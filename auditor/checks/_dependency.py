@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from auditor import targets as registry
 from auditor.checks.base import Rule
 from auditor.context import FileContext, PythonContext
-from auditor.model import TARGETS, Category
+from auditor.model import Category
 from auditor.readers import Located, Requirement
 from auditor.readers.dependencies import read_dependencies
 
@@ -20,6 +21,7 @@ DEPENDENCY_KINDS = frozenset({"requirements", "pyproject", "setup-cfg", "setup-p
                               "notebook"})
 # Kinds whose own file name can say "the CUDA variant" (Dockerfile.cuda, environment-cuda.yml, install_cu121.sh).
 _NAMED_VARIANTS = frozenset({"requirements", "conda", "dockerfile", "shell"})
+ALL = "all"  # in a [package.targets] table: every target it does not name
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _VERSION = re.compile(r"(?:>=|==|~=|===|>|\^|~)\s*v?(\d{1,9}(?:\.\d{1,9})*)")  # int() refuses 4,300 digits
 
@@ -68,12 +70,15 @@ class PackageEntry:
         return not (self.portable_from and _lower_bound(req.specifier) >= self.portable_from)
 
     def alternatives(self) -> str:
-        """"rocm: X; tpu, mps: Y": targets sharing an alternative are listed together."""
+        """"rocm: X; tpu, mps: Y": targets sharing an alternative are listed together; `all` is the
+        alternative of every target the table does not name."""
+        every = registry.names()
         grouped: dict[str, list[str]] = {}
-        for target in TARGETS:
-            if self.targets.get(target):
-                grouped.setdefault(self.targets[target], []).append(target)
-        if len(grouped) == 1 and len(next(iter(grouped.values()))) == len(TARGETS):
+        for target in every:
+            alternative = self.targets.get(target) or self.targets.get(ALL)
+            if alternative:
+                grouped.setdefault(alternative, []).append(target)
+        if len(grouped) == 1 and len(next(iter(grouped.values()))) == len(every):
             return f"On every target: {next(iter(grouped))}"
         return "Per target: " + "; ".join(f"{', '.join(targets)}: {alt}" for alt, targets in grouped.items())
 
@@ -97,7 +102,7 @@ def _build(table: dict) -> tuple[PackageEntry, ...]:
             portable_from=tuple(int(p) for p in portable.split(".")) if portable else None,
             unless=re.compile(unless) if unless else None,
             managers=frozenset(row["managers"]) if row.get("managers") else None,
-            effects=tuple(sorted(row.get("effects", {}).items())), support=row.get("support", ""),
+            effects=tuple(sorted(registry.resolve(row.get("effects", {})).items())), support=row.get("support", ""),
         ))
     return tuple(entries)
 
@@ -203,6 +208,7 @@ class DependencyRule(Rule):
 
 class PackageRule(DependencyRule):
     """Reports the requirements whose package-table entry names this rule."""
+    fields = frozenset({"package", "where", "what", "action", "alternatives", "support"})
 
     subject: ClassVar[str] = "`{package}`"
 

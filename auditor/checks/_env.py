@@ -16,10 +16,10 @@ from typing import Any
 
 import libcst as cst
 
+from auditor import targets
 from auditor.catalogue import Catalogue, load_catalogue
 from auditor.checks.base import Rule, shared_visit
 from auditor.context import FileContext, PythonContext
-from auditor.model import TARGETS
 from auditor.python.syntax import callee_name, is_message_call, name_of_target, positional, string_value
 from auditor.readers.document import read_document
 
@@ -37,7 +37,7 @@ class EnvVar:
 
 def render_instead(instead: dict[str, str]) -> str:
     """{"rocm": "A", "all": "B"} -> "rocm: A; elsewhere: B" (targets in the usual order)."""
-    parts = [f"{target}: {instead[target]}" for target in TARGETS if target in instead]
+    parts = [f"{target}: {instead[target]}" for target in targets.names() if target in instead]
     if "all" in instead:
         parts.append(("elsewhere: " if parts else "") + instead["all"])
     return "; ".join(parts) or "no portable equivalent"
@@ -103,6 +103,7 @@ class EnvVarRule(Rule):
     visits) and each variable is reported under the rule the catalogue gives it. In other kinds of
     file (Dockerfile `ENV`, `export`, compose `environment:`, `%env`) the variables the file sets
     are looked up the same way."""
+    fields = frozenset({"var", "why", "instead"})
 
     file_kinds = frozenset({"python"}) | ENV_FILE_KINDS
 

@@ -17,6 +17,7 @@ from auditor.python.syntax import keyword, name_of_target, string_value
 class OptionRule(Rule):
     """Reports `option=value` where `option` is in `options` and `chosen(value)` says it picks
     the NVIDIA-only path; subclasses also report whole calls (`calls`) such as BitsAndBytesConfig(...)."""
+    fields = frozenset({"api"})
 
     options: ClassVar[frozenset[str]] = frozenset()
     calls: ClassVar[frozenset[str]] = frozenset()  # class names whose call is the choice, whatever its arguments

@@ -9,11 +9,13 @@ Part of the plugin API (README, Extending: plugins): plugins import `Rule`, `Api
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
+from auditor import targets as registry
 from auditor.catalogue import ApiEntry, load_catalogue
 from auditor.fix.swaps import swap_fix, swaps_of_rule
-from auditor.model import TARGETS, Category, Effect, Severity
+from auditor.model import Category, Effect, Severity
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -107,16 +109,25 @@ class Rule:
     tokens: ClassVar[tuple[str, ...]] = ()
     # Codes of findings this rule's findings make redundant when they lie inside them.
     supersedes: ClassVar[tuple[str, ...]] = ()
-    # Per-target effect, when the catalogue has no entry for this rule (plugins).
+    # Per-target effect, when the catalogue has no [effects] row for this rule (plugins): keys are
+    # target names, roles or "others", as in the catalogue ({"others": "raises", "host": "works"}).
     targets: ClassVar[dict[str, str]] = {}
+    # The fields this rule's reports carry for its templates, beyond the ones every finding has
+    # (COMMON_FIELDS): `message` naming anything else stops the catalogue load (catalogue_check).
+    fields: ClassVar[frozenset[str]] = frozenset()
     # Catalogue-style entries a plugin brings along.
     apis: ClassVar[list[ApiEntry]] = []
     # The rewrites `fix` can produce (documentation; the examples' `fixed` are the tests).
     FIXES: ClassVar[tuple[FixSpec, ...]] = ()
 
     def effects(self) -> dict[str, str]:
-        table = load_catalogue().effects.get(self.name) or self.targets
-        return {target: Effect(table.get(target, Effect.RAISES.value)).value for target in TARGETS}
+        """The effect on every target: the catalogue's row, else the rule's own `targets`. A gap
+        stops the catalogue load for a built-in rule and warns for a plugin, which then counts as
+        raising there."""
+        table = load_catalogue().effects.get(self.name)
+        if table is None:
+            table = own_effects(type(self))
+        return {target: table.get(target, RAISES) for target in registry.names()}
 
     # Hooks for Python files: `visit_<LibcstNodeType>(node, ctx)` methods, plus these.
     def begin(self, ctx: PythonContext) -> None:
@@ -148,6 +159,20 @@ class Rule:
         """Called once per non-Python file of a kind in `file_kinds`."""
 
 
+RAISES = Effect.RAISES.value
+# Fields every finding's templates may use: the line, the targets its effects put in each class
+# ("TPU, Trainium and MPS") and each target's facts from the registry ("ROCm: `HIP_VISIBLE_DEVICES`;
+# ..."), so no message or suggestion lists targets by hand.
+COMMON_FIELDS = frozenset({"snippet", "raising_targets", "degrading_targets", "working_targets",
+                           "nvidia_and_working_targets", *registry.FACT_FIELDS})
+
+
+@cache
+def own_effects(rule: type[Rule]) -> dict[str, str]:
+    """A rule's own `targets`, resolved per target (what it leaves out is missing)."""
+    return registry.resolve(dict(rule.targets)) if rule.targets else {}
+
+
 def entry_fields(ref: Reference) -> dict:
     """What a catalogue row gives a finding: the API, its replacement and torch version, and the
     library's own per-target effects and note when the row has them."""
@@ -168,6 +193,7 @@ class ApiRule(Rule):
     hands this rule the references whose qualified name the catalogue gives to it."""
 
     tokens = ()  # derived from the catalogue rows, see registry.build_prefilter
+    fields = frozenset({"api", "replacement", "min_torch", "library", "note"})  # entry_fields
 
     def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | list[FixPlan] | None:
         """The catalogue's swap for the reference (rules/fixes.toml), when its row fits this use."""

@@ -13,11 +13,12 @@ class BitsandbytesQuantizedLoading(OptionRule):
     category = Category.KERNEL
     severity = Severity.BLOCKER
     subject = "`{api}`"
-    message = ("`{api}` loads the model quantized with bitsandbytes: there is no bitsandbytes backend for TPU or "
-               "Trainium, so the model cannot be loaded that way there (MPS has partial kernels).")
-    suggestion = ("Make the quantization a per-target choice: bitsandbytes where it has kernels (CUDA, ROCm, XPU and "
-                  "the CPU with bitsandbytes>=0.50), torchao elsewhere (`TorchAoConfig(Int8WeightOnlyConfig())`), "
-                  "or no quantization on hardware with enough memory.")
+    message = ("`{api}` loads the model quantized with bitsandbytes: there is no bitsandbytes backend for "
+               "{raising_targets}, so the model cannot be loaded that way there ({degrading_targets}: slower or "
+               "partial kernels).")
+    suggestion = ("Make the quantization a per-target choice: bitsandbytes>=0.50 where it has kernels "
+                  "({nvidia_and_working_targets}), torchao elsewhere (`TorchAoConfig(Int8WeightOnlyConfig())`), or no "
+                  "quantization on hardware with enough memory.")
     tokens = ("load_in_8bit", "load_in_4bit", "bitsandbytesconfig(")  # a call: not a name in a lazy-import table
     options = frozenset({"load_in_8bit", "load_in_4bit"})
     calls = frozenset({"BitsAndBytesConfig"})

@@ -10,8 +10,9 @@ class BitsandbytesUsage(KernelApiRule):
     name = "bitsandbytes-usage"
     category = Category.KERNEL
     severity = Severity.MINOR
-    message = ("`{api}`: bitsandbytes runs on NVIDIA, AMD, Intel XPU, Apple MPS and the CPU only from its multi-backend "
-               "releases (0.50 wheels bundle them), has no TPU or Trainium backend, and not every kernel exists everywhere.")
+    message = ("`{api}`: bitsandbytes has its own kernels on {nvidia_and_working_targets} (0.50 wheels bundle them), "
+               "slower or partial ones on {degrading_targets} and no backend for {raising_targets}; not every kernel "
+               "exists everywhere.")
     suggestion = "Check the kernels used and {replacement}."
     what = ("Finds import lines of `bitsandbytes` (`import bitsandbytes as bnb`, `from bitsandbytes.optim import "
             "AdamW8bit`, ...), also inside try/except, and the layers and optimizers it builds, through any alias "

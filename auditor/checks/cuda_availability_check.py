@@ -9,7 +9,7 @@ class CudaAvailabilityCheck(ApiRule):
     name = "cuda-availability-check"
     category = Category.CUDA_API
     severity = Severity.MAJOR
-    message = "`{api}` is False on every accelerator that is not NVIDIA or AMD, so this path silently runs on the CPU."
+    message = "`{api}` is False on {degrading_targets}, so there this path silently runs on the CPU."
     suggestion = "`{replacement}`"
     min_torch = "2.6"
     what = "Finds `torch.cuda.is_available()` and `torch.cuda.is_initialized()` used as the gate for the GPU path."

@@ -23,13 +23,15 @@ def is_build_script(ctx: PythonContext) -> bool:
 
 
 class CudaBuildScript(Rule):
+    fields = frozenset({"api"})
     code = "LK414"
     name = "cuda-build-script"
     category = Category.KERNEL
     severity = Severity.MAJOR
     subject = "`{api}`"
-    message = ("`{api}`: this build code assumes a CUDA build of torch; with a ROCm, XPU or CPU build "
-               "`torch.version.cuda` is None and the build fails or fetches a wheel for the wrong target.")
+    message = ("`{api}`: this build code assumes a CUDA build of torch; with any other build (it raises on "
+               "{raising_targets}) `torch.version.cuda` is None and the build fails or fetches a wheel for the "
+               "wrong target.")
     suggestion = ("Branch on the build you have: `torch.version.cuda`, `torch.version.hip` and `torch.version.xpu` "
                   "(None when absent), and pick the wheel or index per target (`+cpu`, `+rocmX.Y`, `+xpu`, "
                   "`uv pip install --torch-backend=auto`).")

@@ -10,7 +10,8 @@ class CudaConfigDevice(ConfigValueRule):
     name = "cuda-config-device"
     category = Category.DEVICE
     severity = Severity.MAJOR
-    message = "`{key}: {value}` {what}: the run needs an NVIDIA GPU (ROCm builds accept it too)."
+    message = ("`{key}: {value}` {what}: the run needs a CUDA device ({nvidia_and_working_targets}) and raises on "
+               "{raising_targets}.")
     suggestion = "Use {instead}."
     what = ("Finds values in training configs (Lightning, Hydra and accelerate YAML, DeepSpeed and accelerate JSON, "
             "TOML configs) that choose CUDA hardware: `device: cuda` / `cuda:0` (and `map_location`, `device_map`, "

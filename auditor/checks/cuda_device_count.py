@@ -10,7 +10,7 @@ class CudaDeviceCount(CudaApiRule):
     name = "cuda-device-count"
     category = Category.CUDA_API
     severity = Severity.MINOR
-    message = "`{api}` reads 0 on every accelerator that is not NVIDIA or AMD, so multi-device logic silently turns off."
+    message = "`{api}` reads 0 on {degrading_targets}, so multi-device logic silently turns off there."
     suggestion = "{replacement}"
     min_torch = "2.6"
     what = "Finds `torch.cuda.device_count()` (GPU counts, world sizes, per-device loops)."

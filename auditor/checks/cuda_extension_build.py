@@ -22,12 +22,14 @@ _BUILD_STRING = re.compile(
 
 
 class CudaExtensionBuild(KernelApiRule):
+    fields = KernelApiRule.fields | {"short"}
     code = "LK402"
     name = "cuda-extension-build"
     category = Category.KERNEL
     severity = Severity.BLOCKER
     subject = "`{short}`"
-    message = "`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA (ROCm after hipify)."
+    message = ("`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA ({degrading_targets} "
+               "after a port) and raise on {raising_targets}.")
     suggestion = "{replacement}"
     min_torch = "2.7"
     supersedes = ("LK402",)

@@ -10,7 +10,7 @@ class CudaJiterator(KernelApiRule):
     name = "cuda-jiterator"
     category = Category.KERNEL
     severity = Severity.MAJOR
-    message = "`{api}` compiles CUDA C++ at run time with NVRTC (hipRTC on ROCm) and raises on every other target."
+    message = "`{api}` compiles CUDA C++ at run time with NVRTC (hipRTC on ROCm) and raises on {raising_targets}."
     suggestion = "Write {replacement}."
     supersedes = ("LK408",)
     what = ("Finds `torch.cuda.jiterator.*` (`_create_jit_fn`, `_create_multi_output_jit_fn`), imports included, "

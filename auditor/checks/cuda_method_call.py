@@ -16,7 +16,7 @@ class CudaMethodCall(Rule):
     category = Category.DEVICE
     severity = Severity.MAJOR
     subject = "`.cuda()`"
-    message = "`.cuda()` moves this tensor or module to an NVIDIA/AMD GPU and raises everywhere else."
+    message = "`.cuda()` moves this tensor or module to a CUDA device: it raises on {raising_targets}."
     suggestion = "`.to(DEVICE)` with one central device, e.g. `.to(torch.accelerator.current_accelerator())`."
     min_torch = "2.7"
     tokens = (".cuda",)

@@ -10,7 +10,7 @@ class CudaMonitoring(CudaApiRule):
     name = "cuda-monitoring"
     category = Category.CUDA_API
     severity = Severity.MINOR
-    message = "`{api}` reads GPU telemetry through NVML (amdsmi on ROCm) and raises on every other target."
+    message = "`{api}` reads GPU telemetry through NVML (amdsmi on ROCm) and raises on {raising_targets}."
     suggestion = "{replacement}"
     what = ("Finds `torch.cuda.utilization()`, `temperature()`, `power_draw()`, `clock_rate()`, "
             "`list_gpu_processes()`, `device_memory_used()` and `memory_usage()`.")

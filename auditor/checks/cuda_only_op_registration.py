@@ -28,6 +28,7 @@ def _keys(value: cst.BaseExpression | None) -> list[str]:
 
 
 class CudaOnlyOpRegistration(Rule):
+    fields = frozenset({"api"})
     code = "LK415"
     name = "cuda-only-op-registration"
     category = Category.KERNEL

@@ -25,6 +25,7 @@ def _library_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 class CudaRuntimeBinding(KernelApiRule):
+    fields = KernelApiRule.fields | {"what"}
     code = "LK407"
     name = "cuda-runtime-binding"
     category = Category.KERNEL

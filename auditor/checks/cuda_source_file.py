@@ -64,15 +64,17 @@ def _compile(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[
 
 
 class CudaSourceFile(Rule):
+    fields = frozenset({"detail"})
     code = "LK401"
     name = "cuda-source-file"
     category = Category.KERNEL
     severity = Severity.BLOCKER
     subject = "This CUDA source file{detail}"
-    message = "CUDA source file{detail}: it compiles only with nvcc, so this code exists only on NVIDIA (ROCm after hipify)."
+    message = ("CUDA source file{detail}: it compiles only with nvcc, so this code exists only on NVIDIA "
+               "({degrading_targets} after a port) and raises on {raising_targets}.")
     suggestion = ("Give the op a pure-PyTorch reference implementation registered with torch.library.custom_op and keep "
-                  "this kernel as its \"cuda\" kernel; port per target (hipify for ROCm, SYCL via SyclExtension for XPU, "
-                  "torch.mps.compile_shader for MPS) or use Triton through torch.library.triton_op.")
+                  "this kernel as its \"cuda\" kernel; port it per target ({kernel_ports}) or use Triton through "
+                  "torch.library.triton_op.")
     min_torch = "2.4"
     file_kinds = frozenset({"cuda"})
     what = ("Finds every `.cu` / `.cuh` file, once per file, at its first `__global__` kernel (else its first line of "

@@ -10,7 +10,7 @@ class CudaSynchronize(CudaApiRule):
     name = "cuda-synchronize"
     category = Category.CUDA_API
     severity = Severity.MAJOR
-    message = "`{api}` raises on every target without CUDA (TPU, Trainium, MPS, XPU, CPU)."
+    message = "`{api}` raises on every target without CUDA ({raising_targets})."
     suggestion = "{replacement}"
     min_torch = "2.6"
     what = "Finds `torch.cuda.synchronize()`, typical in timing and benchmark code."

@@ -21,14 +21,15 @@ from auditor.readers.dependencies import read_dependencies
 
 
 class CudaTorchBuild(DependencyRule):
+    fields = frozenset({"package", "where", "evidence"})
     code = "LK501"
     name = "cuda-torch-build"
     severity = Severity.MAJOR
     subject = "`{package}`"
     message = "`{package}` is pinned to a CUDA build ({evidence}){where}: other targets need a different wheel."
     suggestion = ("Pin the version without the local label (`{package}==X.Y.Z`) and choose the build per target with "
-                  "the index instead (download.pytorch.org/whl/rocmX.Y, /whl/xpu, /whl/cpu, or "
-                  "`uv pip install --torch-backend=auto`), e.g. in per-target requirement files or extras.")
+                  "the index instead ({wheel_indexes}; or `uv pip install --torch-backend=auto`), e.g. in per-target "
+                  "requirement files or extras.")
     what = ("Finds requirements that name a CUDA build: local version labels such as `torch==2.1.0+cu121` or "
             "`torch-scatter==2.1.2+pt21cu121`, direct wheel URLs carrying `%2Bcu121` or a `/cu121/` path, and "
             "CUDA extras (`pkg[cu13]`) of packages no other dependency rule covers.") + SCOPE_NOTE

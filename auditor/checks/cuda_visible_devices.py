@@ -10,7 +10,7 @@ class CudaVisibleDevices(EnvVarRule):
     name = "cuda-visible-devices"
     category = Category.ENV
     severity = Severity.MINOR
-    message = "`{var}` {why}; on XPU, TPU, Trainium, MPS and CPU device isolation is silently lost."
+    message = "`{var}` {why}; on {degrading_targets} device isolation is silently lost."
     suggestion = "Set the target's visibility variable as well ({instead}), or pin the device index in code."
     tokens = rule_tokens("cuda-visible-devices")
     what = ("Finds `CUDA_VISIBLE_DEVICES`, `NVIDIA_VISIBLE_DEVICES` and `CUDA_DEVICE_ORDER` set or read in code "

@@ -13,14 +13,15 @@ from auditor.readers.dependencies import read_dependencies
 
 
 class CudaWheelIndex(DependencyRule):
+    fields = frozenset({"option", "target", "via"})
     code = "LK502"
     name = "cuda-wheel-index"
     severity = Severity.MAJOR
     subject = "{option} {target}"
     message = "{option} {target} serves CUDA builds{via}: every install from it gets NVIDIA wheels."
-    suggestion = ("Choose the index per target: download.pytorch.org/whl/cuXXX for NVIDIA, /whl/rocmX.Y for AMD, "
-                  "/whl/xpu for Intel, /whl/cpu for CPU (and plain PyPI on macOS), e.g. one requirements file or "
-                  "uv index per target selected with markers or extras, or `uv pip install --torch-backend=auto`.")
+    suggestion = ("Choose the index per target: download.pytorch.org/whl/cuXXX for NVIDIA; {wheel_indexes}; e.g. one "
+                  "requirements file or uv index per target selected with markers or extras, or `uv pip install "
+                  "--torch-backend=auto`.")
     what = ("Finds package indexes and find-links locations that serve CUDA wheels: `--index-url`/"
             "`--extra-index-url`/`-f` lines pointing at download.pytorch.org/whl/cuNNN (nightly included), "
             "pypi.nvidia.com or pypi.ngc.nvidia.com, uv `[[tool.uv.index]]` / `[tool.uv.sources]` and Poetry "

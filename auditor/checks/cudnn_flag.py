@@ -11,7 +11,7 @@ class CudnnFlag(CudaApiRule):
     category = Category.CUDA_API
     assign_is_use = True  # setting the flag is the lock-in
     severity = Severity.INFO
-    message = "`{api}` is a cuDNN (CUDA) / MIOpen (ROCm) setting; every other backend ignores it."
+    message = "`{api}` is a cuDNN (CUDA) / MIOpen (ROCm) setting; {degrading_targets} ignore it."
     suggestion = "{replacement}"
     what = ("Finds `torch.backends.cudnn.*` settings and helpers: `benchmark`, `enabled`, `allow_tf32`, "
             "`flags(...)`, `conv.fp32_precision` and the rest.")

@@ -14,7 +14,8 @@ class DataParallel(ApiRule):
     name = "data-parallel"
     category = Category.DISTRIBUTED
     severity = Severity.MINOR
-    message = "`{api}` only parallelises over CUDA, XPU, MTIA and PrivateUse1 devices; on MPS and CPU it just calls the module."
+    message = ("`{api}` is single-process data parallelism: it spreads the batch only where DataParallel knows the "
+               "device ({working_targets}); on {degrading_targets} it just calls the module.")
     suggestion = "{replacement}."
     what = ("Finds uses of `torch.nn.DataParallel` / `torch.nn.parallel.DataParallel` and the functional "
             "`torch.nn.parallel.data_parallel`: calls (wrapping a model) and subclassing. `isinstance` checks, "

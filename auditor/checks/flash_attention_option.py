@@ -9,10 +9,11 @@ from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext
 from auditor.model import Category, Severity
 from auditor.python.syntax import string_value
+from auditor.targets import resolve
 
 _FLASH = re.compile(r"flash_attention_(\d)")
-# FlashAttention 3 and 4 are Hopper/Blackwell-only CUDA builds: no ROCm or XPU path.
-_CUDA_ONLY = {"rocm": "raises", "xpu": "raises"}
+# FlashAttention 3 and 4 are Hopper/Blackwell-only CUDA builds: no other target has a path.
+_CUDA_ONLY = {"others": "raises"}
 
 
 class FlashAttentionOption(OptionRule):
@@ -21,8 +22,8 @@ class FlashAttentionOption(OptionRule):
     category = Category.KERNEL
     severity = Severity.MAJOR
     subject = "`{api}`"
-    message = ("`{api}` makes transformers run attention through the flash-attn CUDA kernels: without them (TPU, "
-               "Trainium, MPS, CPU) loading the model raises.")
+    message = ("`{api}` makes transformers run attention through the flash-attn CUDA kernels: without them "
+               "({raising_targets}) loading the model raises.")
     suggestion = ("`attn_implementation=\"sdpa\"` (torch's scaled_dot_product_attention, which picks a flash kernel "
                   "where one exists), or choose \"flash_attention_2\" only when the device is CUDA.")
     min_torch = "2.2"
@@ -73,5 +74,5 @@ class FlashAttentionOption(OptionRule):
 
     def report_choice(self, node: cst.CSTNode, option: str, choice: str, ctx: PythonContext) -> None:
         version = _FLASH.search(choice)
-        extra = {"__effects": dict(_CUDA_ONLY)} if version and version.group(1) != "2" else {}
+        extra = {"__effects": resolve(_CUDA_ONLY)} if version and version.group(1) != "2" else {}
         ctx.report(self, node, api=f"{option}={choice}", **extra)

@@ -40,6 +40,8 @@ def program_and_args(words: list[Word]) -> tuple[str, list[Word]]:
 
 
 class GpuLauncherFlag(Rule):
+    subject = "`{flag}`"
+    fields = frozenset({"flag", "why", "instead"})
     code = "LK306"
     name = "gpu-launcher-flag"
     category = Category.DISTRIBUTED

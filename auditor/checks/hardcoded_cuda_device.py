@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
+from auditor import targets
+from auditor.catalogue import load_catalogue
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
@@ -15,12 +19,13 @@ _MESH = ("torch.distributed.device_mesh.init_device_mesh", "torch.distributed.in
 
 
 class HardcodedCudaDevice(ValueFlowRule):
+    fields = frozenset({"literal"})
     code = "LK101"
     name = "hardcoded-cuda-device"
     category = Category.DEVICE
     severity = Severity.MAJOR
     subject = "The device {literal}"
-    message = "Device hard-coded to {literal}: raises on every accelerator that is not NVIDIA or AMD."
+    message = "Device hard-coded to {literal}: it raises on {raising_targets}."
     suggestion = ("Choose the device once, e.g. `DEVICE = torch.accelerator.current_accelerator(check_available=True) "
                   "or torch.device(\"cpu\")`, and pass DEVICE here.")
     min_torch = "2.7"
@@ -207,10 +212,14 @@ def _may_hold_fixable(rewriter: Rewriter) -> bool:
     return state["LK101:fixable"]
 
 
-_OTHER_DEVICES = frozenset({"cpu", "mps", "xpu", "npu", "xla", "hpu", "mlu", "musa", "sdaa", "mtia", "meta", "tpu",
-                            "neuron", "privateuseone", "ipu", "vulkan", "hip"})
+@lru_cache(maxsize=1)
+def _other_devices() -> frozenset[str]:
+    """Device types other than CUDA: every target's own (rules/targets.toml `device`) and those of the
+    devices outside the targets (rules/device.toml `other_devices`)."""
+    devices = {t.device for t in targets.registry().targets if t.device} - {"cuda"}
+    return frozenset(devices) | frozenset(load_catalogue().table("device").get("other_devices", ()))
 
 
 def _other_device(node: cst.BaseExpression) -> bool:
     value = string_value(node)
-    return value is not None and value.split(":", 1)[0].lower() in _OTHER_DEVICES
+    return value is not None and value.split(":", 1)[0].lower() in _other_devices()

@@ -42,12 +42,14 @@ _FALLBACK_CALLS = frozenset({"get", "getenv", "getattr", "pop", "setdefault"})
 
 
 class NcclBackend(ValueFlowRule):
+    fields = frozenset({"literal"})
     code = "LK301"
     name = "nccl-backend"
     category = Category.DISTRIBUTED
     severity = Severity.MAJOR
     subject = "The NCCL backend {literal}"
-    message = "Process-group backend hard-coded to NCCL ({literal}): only NVIDIA (and ROCm through RCCL) provide it."
+    message = ("Process-group backend hard-coded to NCCL ({literal}): only {nvidia_and_working_targets} provide it; it "
+               "raises on {raising_targets}.")
     suggestion = ("`backend=dist.get_default_backend_for_device(DEVICE)` (torch 2.6), or leave the backend unset "
                   "and pass `device_id=torch.device(DEVICE.type, local_rank)` (torch 2.6).")
     min_torch = "2.6"

@@ -10,7 +10,8 @@ class NcclConfigBackend(ConfigValueRule):
     name = "nccl-config-backend"
     category = Category.DISTRIBUTED
     severity = Severity.MAJOR
-    message = "`{key}: {value}` {what}: NCCL exists only on NVIDIA (RCCL on ROCm)."
+    message = ("`{key}: {value}` {what}: NCCL exists only on {nvidia_and_working_targets}; it raises on "
+               "{raising_targets}.")
     suggestion = "Use {instead}."
     what = ("Finds `backend: nccl` (and `dist_backend`, `distributed_backend`, `process_group_backend`, "
             "`ddp_backend`, `comm_backend`, ...) in YAML, JSON and TOML training configs. A key that merely contains "

@@ -10,7 +10,7 @@ class NcclEnvVar(EnvVarRule):
     name = "nccl-env-var"
     category = Category.DISTRIBUTED
     severity = Severity.INFO
-    message = "`{var}` {why}; gloo, xccl and the TPU/Trainium backends ignore it."
+    message = "`{var}` {why}; the process-group backends of {degrading_targets} ignore it."
     suggestion = "Set it only when the backend is NCCL, next to the equivalent for other backends ({instead})."
     tokens = rule_tokens("nccl-env-var")
     what = ("Finds `NCCL_*` and `TORCH_NCCL_*` environment variables set or read in code: `os.environ[...]`, "

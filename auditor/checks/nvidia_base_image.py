@@ -8,6 +8,8 @@ from auditor.readers.document import read_document
 
 
 class NvidiaBaseImage(Rule):
+    subject = "`{image}`"
+    fields = frozenset({"image", "what", "how", "alternatives"})
     code = "LK509"
     name = "nvidia-base-image"
     category = Category.DEPENDENCY

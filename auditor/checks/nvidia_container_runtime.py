@@ -10,14 +10,15 @@ from auditor.readers.document import Node, read_document
 
 
 class NvidiaContainerRuntime(Rule):
+    subject = "{what}"
+    fields = frozenset({"what"})
     code = "LK605"
     name = "nvidia-container-runtime"
     category = Category.ENV
     severity = Severity.MAJOR
     message = "{what}: the workload is scheduled or started only where the NVIDIA container stack is."
-    suggestion = ("Keep the device request per target: ROCm `devices: [/dev/kfd, /dev/dri]` / `amd.com/gpu`, Intel "
-                  "`gpu.intel.com/i915`, TPU `google.com/tpu`, Trainium `aws.amazon.com/neuron`, nothing for CPU "
-                  "(compose profiles, Helm values or Kustomize overlays per target).")
+    suggestion = ("Keep the device request per target ({container_requests}), with compose profiles, Helm "
+                  "values or Kustomize overlays per target.")
     file_kinds = frozenset({"compose", "yaml", "shell", "notebook"})
     what = ("Finds what asks for the NVIDIA container runtime or NVIDIA nodes: compose `runtime: nvidia` and "
             "`deploy.resources.reservations.devices` with `driver: nvidia` (or `capabilities: [gpu]` with no other "

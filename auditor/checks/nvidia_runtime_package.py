@@ -9,7 +9,8 @@ class NvidiaRuntimePackage(PackageRule):
     code = "LK503"
     name = "nvidia-runtime-package"
     severity = Severity.MAJOR
-    message = "`{package}` pins NVIDIA CUDA runtime binaries{where}: useless on every other target, and no macOS wheels."
+    message = ("`{package}` pins NVIDIA CUDA runtime binaries{where}: unused on every other target, and with no "
+               "wheels for {raising_targets} (the install fails there).")
     what = ("Finds explicit dependencies on NVIDIA runtime wheels: `nvidia-*-cu11/12/13` (cudnn, cublas, nccl, "
             "cuda-runtime, ...), their unsuffixed CUDA 13 names (`nvidia-cuda-runtime`), `cuda-python`, "
             "`cuda-bindings` and `cuda-toolkit`.") + SCOPE_NOTE

@@ -24,15 +24,16 @@ def _command_text(node: cst.BaseExpression) -> str | None:
 
 
 class NvidiaSmiCall(ValueFlowRule):
+    fields = frozenset({"tool"})
     code = "LK603"
     name = "nvidia-smi-call"
     category = Category.ENV
     severity = Severity.MINOR
     subject = "This `{tool}` call"
     message = ("Runs `{tool}`, which exists only on machines with the NVIDIA driver (nvidia-smi) or the CUDA toolkit "
-               "(nvcc): this fails on every other target, ROCm included.")
+               "(nvcc): this fails on {raising_targets}.")
     suggestion = ("Ask PyTorch instead (`torch.accelerator.device_count()`, `torch.accelerator.get_memory_info()`), "
-                  "or call the target's tool (amd-smi, xpu-smi, neuron-ls) and treat a missing tool as optional.")
+                  "or call the target's own tool ({monitoring_tools}) and treat a missing tool as optional.")
     tokens = ("nvidia-smi", "nvcc")
     file_kinds = frozenset({"python", "shell", "dockerfile", "notebook"})
     what = ('Finds "nvidia-smi ..." and "nvcc ..." commands (a string, f-string or a list/tuple whose first element '

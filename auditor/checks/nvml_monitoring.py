@@ -10,7 +10,7 @@ class NvmlMonitoring(ApiRule):
     name = "nvml-monitoring"
     category = Category.ENV
     severity = Severity.MINOR
-    message = "`{api}` talks to the NVIDIA driver through NVML; it fails on every other target, ROCm included."
+    message = "`{api}` talks to the NVIDIA driver through NVML; it fails on {raising_targets}."
     suggestion = "{replacement}. Import the monitor lazily and skip it when NVML is missing."
     what = ("Finds imports of and calls into NVML-based monitoring packages: pynvml (nvidia-ml-py), py3nvml, "
             "nvidia_smi, gpustat and nvitop. Guards such as `if pynvml:` are not reported.")

@@ -9,9 +9,9 @@ class TorchXlaApi(ApiRule):
     name = "torch-xla-api"
     category = Category.DEVICE
     severity = Severity.INFO
-    message = ("`{api}` ties this code to torch_xla, the previous XLA-based stack for TPU and for Trainium "
-               "(legacy torch-neuronx); torch.accelerator does not see XLA devices, and the native TorchTPU and "
-               "TorchNeuron backends do not use torch_xla.")
+    message = ("`{api}` ties this code to torch_xla, the previous XLA-based stack (legacy torch-neuronx on Trainium): "
+               "it runs on {working_targets} and raises on {raising_targets}; torch.accelerator does not see XLA "
+               "devices, and the native TorchTPU and TorchNeuron backends do not use torch_xla.")
     suggestion = "Prefer {replacement}."
     what = ("Finds imports and uses of `torch_xla` (`import torch_xla.core.xla_model as xm`, `xm.xla_device()`, "
             "`xm.mark_step()`, `torch_xla.sync()`, `torch_xla.distributed.*`, ...).")

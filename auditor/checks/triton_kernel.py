@@ -16,7 +16,8 @@ class TritonKernel(KernelApiRule):
     name = "triton-kernel"
     category = Category.KERNEL
     severity = Severity.MAJOR
-    message = "`{api}`: Triton kernels run on NVIDIA, AMD and Intel GPUs only; TPU, Trainium, MPS and CPU have no Triton backend."
+    message = ("`{api}`: Triton kernels run only where Triton has a backend ({nvidia_and_working_targets}); "
+               "{raising_targets} have none.")
     suggestion = "Keep an eager fallback: {replacement}."
     min_torch = "2.6"
     supersedes = ("LK403",)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.discover.kinds import KINDS
-from auditor.model import TARGETS, Category, Severity
+from auditor.model import Category, Severity
 
 COMMENTED_KINDS = frozenset(kind.name for kind in KINDS if kind.comment is not None)
 
@@ -10,6 +10,8 @@ COMMENTED_KINDS = frozenset(kind.name for kind in KINDS if kind.comment is not N
 class UnusedSuppression(Rule):
     """Reported by the suppression pass (auditor/gates/suppress.py, auditor.pipeline.postprocess.apply_suppressions), not by a
     visitor: it needs every other rule's findings for the file first."""
+    subject = "{problem}"
+    fields = frozenset({"problem"})
 
     code = "LK001"
     name = "unused-suppression"
@@ -18,7 +20,7 @@ class UnusedSuppression(Rule):
     message = "{problem}."
     suggestion = "Delete it (the finding carries the edit that does): a stale suppression would hide the next lock-in here."
     file_kinds = COMMENTED_KINDS  # every kind with comments (auditor.discover.kinds)
-    targets = {target: "works" for target in TARGETS}  # costs no portability points
+    targets = {"others": "works"}  # costs no portability points
     what = ("Finds suppression comments (`# lockin: ignore[...]`, `# noqa: LK...`, `# lockin: ignore-file[...]`) "
             "that silence nothing: the rule they name reports nothing there any more, or the code names no rule "
             "(a typo such as `LK1O2`). Codes of other linters in a `# noqa:` list are left alone; a code for a rule "

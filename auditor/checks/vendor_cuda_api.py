@@ -24,6 +24,7 @@ def names_cuda(identifier: str) -> bool:
 
 
 class VendorCudaApi(Rule):
+    fields = frozenset({"api"})
     code = "LK298"
     name = "vendor-cuda-api"
     category = Category.CUDA_API

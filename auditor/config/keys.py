@@ -20,9 +20,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from auditor import targets as registry
 from auditor.config import ConfigError, nearest
 from auditor.config.files import repository_folder
-from auditor.model import SEVERITIES, TARGETS
+from auditor.model import SEVERITIES
 from auditor.report import REPORTERS
 
 if TYPE_CHECKING:  # the entries' module loads only for a [catalogue] table (see _catalogue)
@@ -30,7 +31,9 @@ if TYPE_CHECKING:  # the entries' module loads only for a [catalogue] table (see
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # files larger than this are not read (--max-file-size)
 MAX_FILE_SIZE_MB = 10_000
-GATE_TARGETS = ("overall", *TARGETS)
+# The --target help names the targets of the registry (rules/targets.toml), but only when help is
+# shown: reading the registry at import would slow every start-up (see Key.shown_help).
+TARGET_HELP = "Score(s) the --fail-under gate checks: overall (default), {choices}."
 CATALOGUE_KEYS = ("gpu-only-packages", "gpu-only-modules", "portable-modules")
 _VERSION = re.compile(r"\d{1,9}(\.\d{1,9}){0,2}")  # bounded: int() refuses 4,300 digits (issue 20, D22)
 # A repository's configuration is untrusted: lists this long (40,000 excludes or in-house
@@ -118,13 +121,14 @@ class Key:
     table at every start-up, and a dataclass of this many fields costs more to create than the rows."""
 
     __slots__ = ("name", "help", "field", "type", "default", "to", "file", "origin", "flags", "option",
-                 "option_default", "panel", "extra", "cli", "after")
+                 "option_default", "panel", "extra", "cli", "after", "shown_help")
 
     def __init__(self, name: str, help: str = "", *,
                  field: str | None = None, type: Any = None, default: Any = None, to: str = "",
                  file: FileReader | None = None, origin: str = "",
                  flags: tuple[str, ...] = (), option: Any = None, option_default: Any = None, panel: str = "",
-                 extra: dict | None = None, cli: OptionReader | None = None, after: AfterLoad | None = None) -> None:
+                 extra: dict | None = None, cli: OptionReader | None = None, after: AfterLoad | None = None,
+                 shown_help: Callable[[], str] | None = None) -> None:
         self.name = name  # the configuration file's key; the option's name (its flags may differ)
         self.help = help  # the option's help; for a file-only key, what it sets
         # -- what it sets: a Settings field this row declares, with its type and default ...
@@ -145,6 +149,7 @@ class Key:
         self.extra = extra or {}  # more typer.Option arguments (min, max, show_default)
         self.cli = cli  # None: the option's value as it is
         self.after = after  # applied once the configuration is read
+        self.shown_help = shown_help  # the full help, built only when --help is shown (it reads data)
 
     def __repr__(self) -> str:
         return f"Key({self.name!r})"
@@ -197,12 +202,18 @@ def _threshold(value: Any, key: str, reader: Reader) -> float:
     return float(value)
 
 
-def _target(name: str, key: str, reader: Reader) -> str:
+def _target(name: str, key: str, reader: Reader, choices: tuple[str, ...] | None = None) -> str:
+    """A target name (or "overall") from the registry, lower-cased; anything else stops the run."""
+    choices = choices or registry.gate_names()
     lowered = name.lower()
-    if lowered not in GATE_TARGETS:
-        raise reader.fail(key, f"names unknown target {name!r}{nearest(name, GATE_TARGETS)}; "
-                               f"choose from {', '.join(GATE_TARGETS)}")
+    if lowered not in choices:
+        raise reader.fail(key, f"names unknown target {name!r}{nearest(name, choices)}; "
+                               f"choose from {', '.join(choices)}")
     return lowered
+
+
+def _target_help() -> str:
+    return TARGET_HELP.format(choices=", ".join(registry.names()))
 
 
 def _inside(path: str, root: str) -> bool:
@@ -261,6 +272,16 @@ def _severity(reader: Reader, key: Key) -> dict[str, Any] | None:
 def _targets(reader: Reader, key: Key) -> dict[str, Any] | None:
     targets = reader.strings("targets")
     return None if targets is None else {"targets": tuple(_target(t, "targets", reader) for t in targets)}
+
+
+def _overall_targets(reader: Reader, key: Key) -> dict[str, Any] | None:
+    """The targets `overall` averages, instead of the catalogue's named set (never "overall" itself)."""
+    overall = reader.strings("overall-targets")
+    if overall is None:
+        return None
+    if not overall:
+        raise reader.fail("overall-targets", "must name at least one target")
+    return {"overall_targets": tuple(_target(t, "overall-targets", reader, registry.names()) for t in overall)}
 
 
 def _fail_under(reader: Reader, key: Key) -> dict[str, Any] | None:
@@ -392,11 +413,12 @@ def _cli_fail_under(value: float | None, cwd: str) -> float | None:
 def _cli_targets(value: list[str] | None, cwd: str) -> tuple[str, ...] | None:
     if not value:
         return None
+    choices = registry.gate_names()
     targets = [name.lower() for name in split(value) or ["overall"]]
     for name in targets:
-        if name not in GATE_TARGETS:
-            raise ConfigError(f"unknown --target {name!r}{nearest(name, GATE_TARGETS)}; choose from "
-                              f"{', '.join(GATE_TARGETS)}")
+        if name not in choices:
+            raise ConfigError(f"unknown --target {name!r}{nearest(name, choices)}; choose from "
+                              f"{', '.join(choices)}")
     return tuple(targets)
 
 
@@ -470,9 +492,11 @@ KEYS: tuple[Key, ...] = (
         to="fail_under_number",  # auditor.config.load aims it at the targets
         flags=("--fail-under",), option=float | None, panel=GATES, extra={"min": 0, "max": 100},
         cli=_cli_fail_under),
-    Key("targets", "Score(s) the --fail-under gate checks: overall (default), rocm, tpu, trainium, mps, xpu, cpu.",
+    Key("targets", TARGET_HELP.format(choices="or a target"),
         field="targets", type=_TUPLE, default=("overall",), file=_targets,
-        flags=("--target", "-t"), option=list[str] | None, panel=GATES, cli=_cli_targets),
+        flags=("--target", "-t"), option=list[str] | None, panel=GATES, cli=_cli_targets, shown_help=_target_help),
+    Key("overall-targets", "The targets the overall score averages (default: the catalogue's named, versioned set).",
+        field="overall_targets", type=_TUPLE, default=(), file=_overall_targets),
     Key("fail-on", "Exit 1 when a reported finding of this severity or worse exists: blocker, major, minor, info "
         "(pre-commit runs on files: minor unless configured).",
         field="fail_on", type=str | None, default=None, file=_fail_on,

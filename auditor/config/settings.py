@@ -36,7 +36,8 @@ class Settings:
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
-        for name in ("extend_select", "excludes", "targets", "portable_modules", "packages", "modules"):
+        for name in ("extend_select", "excludes", "targets", "overall_targets", "portable_modules", "packages",
+                     "modules"):
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))

@@ -11,7 +11,7 @@ Decided per file, when its findings are placed (so the cache keeps the answer):
    selectable: `torch.cuda.is_available()` -> `torch.accelerator.is_available()`, `.cuda()` ->
    `.to(current_accelerator())`, NCCL -> the device's backend) is applied only when, after every
    fix, no finding would remain in the file whose rule raises on a target `torch.accelerator`
-   would now select (MPS, XPU). Otherwise a program that ran on the CPU there would start on the
+   would now select (role `chosen-by-torch-accelerator` in rules/targets.toml). Otherwise a program that ran on the CPU there would start on the
    accelerator and crash at the CUDA-only call. The reason names the findings that block.
 
 Findings of rules left out by --select/--ignore still block (they run hidden; see `gate_rules`).
@@ -26,6 +26,9 @@ from auditor.checks.registry import all_rules, rule_by_code
 from auditor.fix.floor import version_tuple
 from auditor.model import Applicability, Finding
 from auditor.read.text import split_lines
+from auditor.targets import with_role
+
+GATE_ROLE = "chosen-by-torch-accelerator"  # the targets the CUDA-clean gate protects
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -43,7 +46,7 @@ def _gate_table(catalogue: Catalogue) -> dict:
 def blocking_rule(rule: Rule, catalogue: Catalogue) -> bool:
     """Whether this rule's findings can keep a file from being CUDA-clean: it raises on a target
     that the accelerator swaps would newly select."""
-    targets = _gate_table(catalogue).get("targets", ["mps", "xpu"])
+    targets = with_role(GATE_ROLE)
     effects = rule.effects()
     return any(effects.get(target) == "raises" for target in targets)
 
@@ -127,7 +130,7 @@ def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: 
     lines = split_lines(text) if harmless else []  # the lines findings count (auditor.read.text)
     quiet_contexts = set(table.get("not_blocking_contexts", ()))
     guard_contexts = set(table.get("guard_contexts", ()))
-    targets = table.get("targets", ["mps", "xpu"])
+    targets = with_role(GATE_ROLE)
     import_ok = set(table.get("import_not_blocking", ()))
     found = []
     for finding, before in zip(current, original, strict=True):

@@ -8,7 +8,10 @@ above a severity), `fail-on-regression` (a score below the baseline's). With any
 - files that could not be audited fail it, unless excluded or recorded in the baseline;
 - a run that audited nothing fails it (a typo in a path or an exclude must not pass CI), except
   a pre-commit batch whose files the configuration excludes (--force-exclude): nothing to check.
-Under pre-commit, a run on files (the per-file hook) gates at `minor` unless told otherwise."""
+Under pre-commit, a run on files (the per-file hook) gates at `minor` unless told otherwise.
+
+Whatever the gates, a run in which files failed with an internal error (the auditor's own bug)
+fails with exit 2, --exit-zero or not: its findings are incomplete, so no score may pass."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from auditor.model import FileError, Finding, Severity
 
 HOOK_FAIL_ON = Severity.MINOR
+INCOMPLETE_EXIT = 2  # the exit code of an internal error (README, "Output and exit codes")
 
 
 @dataclass
@@ -35,10 +39,11 @@ class GateOutcome:
 class GateInput:
     findings: list[Finding]  # what the run reports (after suppressions, baseline, changed lines)
     errors: list[FileError]  # files that could not be audited, as reported
-    scores: dict[str, float]  # "overall" and each target
+    scores: dict[str, float | None]  # "overall" and each target (None: withheld)
     files: int  # files audited
     nothing_to_check: bool = False  # every path named was excluded on purpose (--force-exclude)
     baseline_scores: dict[str, float] | None = None
+    incomplete: str | None = None  # why the scores are withheld (files failed with an internal error)
 
 
 def evaluate(data: GateInput, fail_under: tuple[tuple[str, float], ...], fail_on: str | None,
@@ -48,7 +53,7 @@ def evaluate(data: GateInput, fail_under: tuple[tuple[str, float], ...], fail_on
     for target, threshold in fail_under:
         outcome.checks.append(f"fail-under {target} {threshold:g}")
         value = data.scores.get(target, 100.0)
-        if value < threshold:
+        if value is not None and value < threshold:
             reasons.append(f"{target} score {value:.1f} is below --fail-under {threshold:g}")
     if fail_on is not None:
         level = Severity(fail_on)
@@ -73,4 +78,8 @@ def evaluate(data: GateInput, fail_under: tuple[tuple[str, float], ...], fail_on
             reasons.append("no file was audited, so nothing was checked (check the paths and excludes)")
     outcome.passed = not reasons
     outcome.exit_code = 0 if outcome.passed or exit_zero else 1
+    if data.incomplete is not None:
+        outcome.checks.append("complete")
+        reasons.append(data.incomplete)
+        outcome.passed, outcome.exit_code = False, INCOMPLETE_EXIT
     return outcome

@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     from auditor.discover.files import SourceFile
 
 
-def catalogue_for(settings: Settings | None) -> Catalogue:
-    """The catalogue plus what the project's configuration adds (in-house packages and modules)."""
-    base = full_catalogue()
+def catalogue_for(settings: Settings | None, checked: tuple[str, ...] | None = None) -> Catalogue:
+    """The catalogue plus what the project's configuration adds (in-house packages and modules);
+    `checked`: the catalogue check's warnings a cache with the same key kept (the check is skipped)."""
+    base = full_catalogue(checked)
     if settings is None or not (settings.packages or settings.modules or settings.portable_modules):
         return base
     return extended(base, settings.packages, settings.modules, settings.portable_modules)

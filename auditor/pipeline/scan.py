@@ -8,6 +8,7 @@ import os
 from functools import partial
 from typing import TYPE_CHECKING
 
+from auditor import targets
 from auditor.analysis.alternatives import served_for
 from auditor.analysis.project import ProjectInfo
 from auditor.cache import reuse
@@ -32,6 +33,10 @@ if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads li
     from auditor.pipeline.progress import Progress
     from auditor.pipeline.runtime import Runtime
     from auditor.read.prefilter import Prefilter
+
+
+REGISTRY_META = "registry"  # the target registry's data, kept in the cache's meta
+CHECKED_META = "catalogue_checked"  # the catalogue check passed (its plugin warnings), kept in the cache's meta
 
 
 def resolve_root(paths: list[str]) -> str:
@@ -61,6 +66,7 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     if settings.cache:
         cache = open_cache(scan_root, settings.cache_dir, settings.effective_select, settings.effective_ignore,
                            settings.max_bytes, display_base=base, extra=_cache_extra(settings, floor))
+        targets.prime(cache.meta.get(REGISTRY_META))  # a warm run then parses no rules/targets.toml
     validate_rules(settings, cache)
     found = reuse.discovery(paths, base, settings, cache)
     outcome = ScanResult(root=base, files=found.files, errors=list(found.errors), skipped=found.skipped,
@@ -159,6 +165,9 @@ class _Scan:
             self.outcome.warnings.extend(self.cache.meta.get("warnings", []))
         self.served = served_for(self.results, self.files, self.cache)  # before the save: it may update meta
         if self.cache is not None:
+            if REGISTRY_META not in self.cache.meta:
+                self.cache.meta[REGISTRY_META] = targets.parsed()  # the cache's key covers the file
+                self.cache.dirty = True
             self.cache.save(keep=self._kept_entries())
             self.outcome.warnings.extend(self.cache.warnings)
         return [r for r in self.results if r is not None]
@@ -238,14 +247,18 @@ class _Scan:
 
     def _runtime(self) -> Runtime:
         # the rules and libcst: only a run that checks files builds a Runtime
-        from auditor.checks.registry import registry_warnings
+        from auditor.checks.registry import check_warnings, registry_warnings
         from auditor.pipeline.runtime import Runtime, catalogue_for
 
-        runtime = Runtime(self.outcome.rules, catalogue_for(self.options), self.options.max_bytes, self.options,
-                          self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)
+        # A cache whose key covers this catalogue, code and plugins vouches for the catalogue check.
+        checked = self.cache.meta.get(CHECKED_META) if self.cache is not None else None
+        checked = tuple(checked) if isinstance(checked, list) and all(isinstance(w, str) for w in checked) else None
+        runtime = Runtime(self.outcome.rules, catalogue_for(self.options, checked), self.options.max_bytes,
+                          self.options, self.outcome.floor, self.project, root=self.outcome.scan_root or self.outcome.root)
         warnings = list(registry_warnings())
         self.outcome.warnings.extend(warnings)
         if self.cache is not None:
+            self.cache.meta[CHECKED_META] = list(check_warnings())
             self.cache.meta.update({"rules": [r.code for r in runtime.rules], "warnings": warnings,
                                     "prefilter": runtime.prefilter.to_data()})
         return runtime

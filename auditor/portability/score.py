@@ -11,7 +11,8 @@ sorted from the heaviest, w1 >= w2 >= ...,
 
     cost(rule, target) = w1 + w2 + w3 * log2(3/2) + ... + wk * (log2(k) - log2(k-1))
     score(target)      = 100 * exp(-sum(cost) / scale)
-    overall            = mean of the target scores
+    overall            = mean of the scores of a named, versioned set of targets (rules/targets.toml
+                         [overall], or the configuration's `overall-targets`): a new target moves no gate
 
 For n equal units that is w * (1 + log2(n)): each doubling of the files a rule touches adds one
 more unit, so spread costs more but not linearly, and fifty ties in one file cost what one does.
@@ -26,8 +27,10 @@ import posixpath
 from collections import Counter
 from dataclasses import dataclass
 
+from auditor import targets as registry
 from auditor.catalogue import load_table
-from auditor.model import TARGETS, Finding
+from auditor.model import Finding
+from auditor.targets import OverallSet
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,21 @@ class Scores:
     targets: dict[str, float]
     grades: dict[str, str]
     costs: dict[str, list[Cost]]  # target -> rules that cost the most, worst first
+    overall_set: OverallSet | None = None  # the targets `overall` averages
+    # Why no score is given (files the auditor failed on): the numbers are then an upper bound no
+    # report shows, as a clean score must never come from a run that missed files.
+    withheld: str | None = None
+
+    def score_map(self) -> dict[str, float | None]:
+        """"overall" and each target, as reports and baselines show them (None: withheld)."""
+        if self.withheld is not None:
+            return {"overall": None, **dict.fromkeys(self.targets)}
+        return {"overall": self.overall, **self.targets}
+
+    def grade_map(self) -> dict[str, str | None]:
+        if self.withheld is not None:
+            return dict.fromkeys(self.grades)
+        return dict(self.grades)
 
 
 def _config() -> dict:
@@ -93,7 +111,8 @@ def units_of(findings: list[Finding], by_folder: bool, headers: tuple[str, ...])
     return list(groups.values())
 
 
-def compute_scores(findings: list[Finding]) -> Scores:
+def compute_scores(findings: list[Finding], overall_targets: tuple[str, ...] = (), withheld: str | None = None) -> Scores:
+    """Every target's score; `overall` over `overall_targets`, else the catalogue's named set."""
     config = _config()
     weights, factors, scale = config["severity_weight"], config["effect_factor"], config["scale"]
     contexts = config.get("context_weight", {})
@@ -108,7 +127,7 @@ def compute_scores(findings: list[Finding]) -> Scores:
     base = {id(f): weights[f.severity] * context_weight(f.context, contexts) for f in findings}
     targets: dict[str, float] = {}
     costs: dict[str, list[Cost]] = {}
-    for target in TARGETS:
+    for target in registry.names():
         raw: list[tuple[str, str, int, int, float]] = []
         for key, groups in units.items():
             unit_weights = [max(base[id(f)] * factors[f.targets.get(target, "raises")] for f in group) for group in groups]
@@ -124,10 +143,11 @@ def compute_scores(findings: list[Finding]) -> Scores:
              for rule, name, count, spread, cost in raw),
             key=lambda c: (-c.points, c.rule),
         )
-    overall = round(sum(targets.values()) / len(targets), 1)
+    members = registry.overall_set(overall_targets)
+    overall = round(sum(targets[t] for t in members.members) / len(members.members), 1)
     grades = {"overall": grade(overall, config["grades"])}
     grades.update({t: grade(s, config["grades"]) for t, s in targets.items()})
-    return Scores(overall=overall, targets=targets, grades=grades, costs=costs)
+    return Scores(overall=overall, targets=targets, grades=grades, costs=costs, overall_set=members, withheld=withheld)
 
 
 def context_counts(findings: list[Finding]) -> dict[str, int]:

@@ -6,26 +6,30 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
   without a sibling for it); test-only findings never fail a verdict;
 - `runs-degraded`: nothing fails, but something silently stops (AMP off, memory stats at 0, a
   skipped CUDA path, a minor tie that raises such as monitoring);
-- `runs`: nothing is lost.
+- `runs`: nothing is lost;
+- `unknown`: nothing fails, but files the auditor failed on (internal errors) may hold what would:
+  a run that missed files never says `runs`.
 
-The reasons point at findings: the first one of each rule, most severe first."""
+The reasons point at findings: the first one of each rule, most severe first (for `unknown`, at the
+files that could not be checked)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from auditor import targets
 from auditor.catalogue import load_table
-from auditor.model import TARGETS, Finding, Severity
+from auditor.model import FileError, Finding, Severity, internal_errors
 
-RUNS, DEGRADED, FAILS = "runs", "runs-degraded", "fails"
+RUNS, DEGRADED, FAILS, UNKNOWN = "runs", "runs-degraded", "fails", "unknown"
 _BLOCKING = frozenset({Severity.BLOCKER.value, Severity.MAJOR.value})
 
 
 @dataclass(frozen=True)
 class Reason:
-    rule: str
+    rule: str | None  # None: a file that could not be checked (verdict `unknown`)
     path: str
-    line: int
+    line: int | None
     why: str
 
     def to_dict(self) -> dict:
@@ -34,7 +38,7 @@ class Reason:
 
 @dataclass(frozen=True)
 class Verdict:
-    verdict: str  # runs | runs-degraded | fails
+    verdict: str  # runs | runs-degraded | fails | unknown
     reasons: tuple[Reason, ...]
 
     def to_dict(self) -> dict:
@@ -49,20 +53,29 @@ def _rank(finding: Finding) -> tuple:
     return (-Severity(finding.severity).rank, finding.context is not None, finding.path, finding.line)
 
 
-def verdicts(findings: list[Finding]) -> dict[str, Verdict]:
+def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError, ...] = ()) -> dict[str, Verdict]:
+    """Every target's verdict; `errors` are the run's file errors (internal ones make any verdict
+    but `fails` unknown)."""
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
     shipped = [f for f in findings if _counts(f)]
+    missed = internal_errors(list(errors))
     result: dict[str, Verdict] = {}
-    for target in TARGETS:
+    for target in targets.names():
         failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING]
         if failing:
             result[target] = Verdict(FAILS, _reasons(failing, table.get("fails", {}), limit))
             continue
+        if missed:
+            result[target] = Verdict(UNKNOWN, tuple(
+                Reason(None, e.path, None, "not checked (internal error): what it holds is unknown") for e in missed[:limit]))
+            continue
         losing = [f for f in shipped if f.targets.get(target) in ("degrades", "raises")]
         phrases = {**table.get("degrades", {})}
         for f in losing:
-            if f.name in table.get("fails", {}) and f.name not in phrases:
+            if f.targets.get(target) == "raises" and f.name in table.get("raised", {}):
+                phrases[f.name] = table["raised"][f.name]  # a minor tie that raises here, though it degrades elsewhere
+            elif f.name in table.get("fails", {}) and f.name not in phrases:
                 # a minor tie that raises (monitoring): its failure is what is lost; a tie that
                 # raises elsewhere but only degrades here (optional code) is named as it is
                 phrases[f.name] = table["fails"][f.name] + (" fail" if f.targets.get(target) == "raises" else "")

@@ -42,8 +42,11 @@ def summary(report: Report) -> str:
                      f"entr{'ies' if report.baseline.stale != 1 else 'y'} no longer match")
     if report.changed is not None:
         parts.append(f"{report.hidden_by_diff} off the lines changed since {report.changed.base}")
-    grade = report.scores.grades["overall"]
-    parts.append(f"overall score {report.scores.overall:.1f} ({grade})")
+    if report.scores.withheld is not None:
+        parts.append(f"scores withheld: {report.scores.withheld}")
+    else:
+        grade = report.scores.grades["overall"]
+        parts.append(f"overall score {report.scores.overall:.1f} ({grade})")
     return "; ".join(parts) + "."
 
 

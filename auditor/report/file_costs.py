@@ -57,10 +57,12 @@ def _place(unit: list[_Point], by_folder: bool) -> str:
     return posixpath.dirname(unit[0].path) + "/" if by_folder else unit[0].path
 
 
-def file_costs(findings: list[dict], targets: Sequence[str], limit: int = 25) -> dict[str, list[dict]]:
-    """target (and "overall", the mean over the targets, as the overall score is) -> the `limit`
-    files (or kernel folders) that cost the most points there, worst first:
-    `{"path", "points", "findings"}`, `findings` counting the finding dicts in that place."""
+def file_costs(findings: list[dict], targets: Sequence[str], limit: int = 25,
+               members: Sequence[str] | None = None) -> dict[str, list[dict]]:
+    """target (and "overall", the mean over `members`, the targets the overall score averages:
+    all of them when not given) -> the `limit` files (or kernel folders) that cost the most points
+    there, worst first: `{"path", "points", "findings"}`, `findings` counting the finding dicts in
+    that place."""
     config = _config()
     folder_rules = {name for name, unit in config.get("unit", {}).items() if unit == "folder"}
     rules = _units(findings, targets)
@@ -81,10 +83,11 @@ def file_costs(findings: list[dict], targets: Sequence[str], limit: int = 25) ->
         total = sum(raw.values())
         lost = 100.0 - 100.0 * math.exp(-total / config["scale"])
         points[target] = {place: lost * cost / total for place, cost in raw.items()} if total > 0 else {}
+    averaged = [t for t in (members or targets) if t in points]
     overall: dict[str, float] = {}
-    for per_target in points.values():
-        for place, value in per_target.items():
-            overall[place] = overall.get(place, 0.0) + value / len(targets)
+    for target in averaged:
+        for place, value in points[target].items():
+            overall[place] = overall.get(place, 0.0) + value / len(averaged)
     points["overall"] = overall
     return {target: [{"path": place, "points": round(value, 1), "findings": counts[place]}
                      for place, value in sorted(per_place.items(), key=lambda item: (-item[1], item[0]))[:limit]]

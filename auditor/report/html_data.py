@@ -40,6 +40,15 @@ def targets_of(report: dict) -> list[str]:
     return [t for t in report.get("scores", {}) if t != "overall"]
 
 
+def overall_members(report: dict, targets: list[str]) -> list[str]:
+    """The targets the report's `overall` score averages (its `overall.members`, format 5), else
+    every target."""
+    overall = report.get("overall")
+    members = overall.get("members") if isinstance(overall, dict) else None
+    chosen = [str(m) for m in members if str(m) in targets] if isinstance(members, list) else []
+    return chosen or list(targets)
+
+
 def _verdict_of(value: object) -> tuple[str | None, list]:
     if isinstance(value, dict):
         return value.get("verdict"), list(value.get("reasons") or [])
@@ -156,6 +165,8 @@ def page_data(report: dict, plan: dict | None = None) -> dict:
         "root": report.get("root"),
         "scan_root": report.get("scan_root"),
         "targets": targets,
+        "overall": report.get("overall"),  # the set `overall` averages: {name, version, members}
+        "incomplete": report.get("incomplete"),  # why the scores are withheld (null: they are not)
         "scores": report.get("scores", {}),
         "grades": report.get("grades", {}),
         "verdicts": {t: dict(zip(("verdict", "reasons"), _verdict_of(v), strict=True))
@@ -168,7 +179,7 @@ def page_data(report: dict, plan: dict | None = None) -> dict:
         "errors": report.get("errors") or [],
         "warnings": report.get("warnings") or [],
         "components": components,
-        "file_costs": file_costs(findings, targets, FILES_LISTED),
+        "file_costs": file_costs(findings, targets, FILES_LISTED, overall_members(report, targets)),
         "finding_fields": list(FINDING_FIELDS),
         "fix_fields": list(FIX_FIELDS),
         "edit_fields": list(EDIT_FIELDS),

@@ -11,8 +11,8 @@ from collections import Counter
 from json.encoder import encode_basestring  # what JSONEncoder(ensure_ascii=False) uses
 from typing import TYPE_CHECKING, TextIO
 
-from auditor import TOOL_NAME, __version__
-from auditor.model import CATEGORIES, SEVERITIES, TARGETS, Finding
+from auditor import TOOL_NAME, __version__, targets
+from auditor.model import CATEGORIES, SEVERITIES, Finding
 from auditor.portability.score import Scores, context_counts
 from auditor.portability.verdict import verdicts
 from auditor.report.model import ScanResult
@@ -27,7 +27,13 @@ if TYPE_CHECKING:
 # `summary.files_parsed` moved there).
 # 4: per-target `verdicts` (would the code run there as it is, and the first reasons it would not)
 # and `summary.by_context`; each finding's `context` is set from where it stands.
-FORMAT_VERSION = 4
+# 5: the targets come from the registry (rules/targets.toml): `targets` gains "npu" (Huawei Ascend),
+# and so do `scores`, `grades`, `verdicts`, `costs` and each finding's `targets`; `overall` names
+# the set the `overall` score averages ({name, version, members}: "core" 1 is the six targets of
+# format 4, so adding a target moves no gate); `incomplete` (null, or why scores are withheld: files
+# failed with an internal error), and then `scores`/`grades` values are null and a verdict that
+# would not be `fails` is `unknown`, whose reasons have `rule` and `line` null and the file's path.
+FORMAT_VERSION = 5
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -74,11 +80,13 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
     document = {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "format_version": FORMAT_VERSION,
-        "targets": list(TARGETS),
-        "scores": {"overall": scores.overall, **scores.targets},
-        "grades": dict(scores.grades),
-        "verdicts": {target: verdict.to_dict()
-                     for target, verdict in (report.verdicts if report is not None else verdicts(result.findings)).items()},
+        "targets": list(targets.names()),
+        "overall": (scores.overall_set or targets.overall_set()).to_dict(),
+        "incomplete": scores.withheld,
+        "scores": scores.score_map(),
+        "grades": scores.grade_map(),
+        "verdicts": {target: verdict.to_dict() for target, verdict in
+                     (report.verdicts if report is not None else verdicts(result.findings, result.errors)).items()},
         "costs": {
             target: [{"rule": c.rule, "name": c.name, "count": c.count, "files": c.files, "points": c.points}
                      for c in costs]

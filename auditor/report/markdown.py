@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-from auditor import TOOL_NAME
+from auditor import TOOL_NAME, targets
 from auditor.console import printable
-from auditor.model import TARGETS
 from auditor.report import location
 from auditor.report.model import Report
 
@@ -34,8 +33,8 @@ def _code(text: str) -> str:
     return f"{fence} {text} {fence}" if len(fence) > 1 else f"`{text}`"
 
 
-def _delta(now: float, before: float | None) -> str:
-    if before is None:
+def _delta(now: float | None, before: float | None) -> str:
+    if before is None or now is None:
         return ""
     change = round(now - before, 1)
     return "±0.0" if change == 0 else f"{change:+.1f}"
@@ -70,13 +69,16 @@ def lines(report: Report) -> list[str]:
     if report.errors:
         facts.append(f"{len(report.errors)} files could not be audited")
     out += [", ".join(facts) + ".", ""]
+    if scores.withheld is not None:
+        out += [f"**Scores withheld**: {_cell(scores.withheld)}.", ""]
     with_verdicts = bool(report.verdicts)
     header = "| target | score | grade |" + (" vs baseline |" if before else "") + (" verdict |" if with_verdicts else "") \
         + " costs the most |"
     out += [header, "|" + "---|" * (header.count("|") - 1)]
-    for target in (*TARGETS, "overall"):
-        value = scores.overall if target == "overall" else scores.targets[target]
-        row = f"| {target} | {value:.1f} | {scores.grades[target]} |"
+    values, grades = scores.score_map(), scores.grade_map()
+    for target in (*targets.names(), "overall"):
+        value = values[target]
+        row = f"| {target} | {'withheld' if value is None else f'{value:.1f}'} | {grades[target] or '-'} |"
         if before:
             row += f" {_delta(value, before.get(target))} |"
         if with_verdicts:

@@ -85,4 +85,4 @@ class Report:
     def verdicts(self) -> dict[str, Verdict]:
         """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
         finding that is not suppressed."""
-        return verdicts(self.result.findings)
+        return verdicts(self.result.findings, self.result.errors)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from auditor import targets
 from auditor.analysis.apply import apply
 from auditor.analysis.guards import on
 from auditor.analysis.placement import Where
@@ -16,7 +17,6 @@ from auditor.analysis.project import BackendModule
 from auditor.catalogue import load_catalogue
 from auditor.checks.base import Rule
 from auditor.checks.registry import all_rules, full_catalogue
-from auditor.model import TARGETS
 
 
 def rule_summary(rule: Rule) -> dict:
@@ -44,13 +44,13 @@ def print_rules(fmt: str) -> None:
         sys.stdout.write(json.dumps([rule_summary(r) for r in rules], indent=2, sort_keys=True) + "\n")
         return
     table = Table(title=f"{len(rules)} rules", title_justify="left")
-    for column in ("code", "name", "category", "severity", *TARGETS, "fix"):
+    every = targets.names()
+    for column in ("code", "name", "category", "severity", *every, "fix"):
         table.add_column(column)
-    mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
     for rule in rules:
         effects = rule.effects()
         table.add_row(rule.code, rule.name, rule.category.value, rule.severity.value,
-                      *(mark[effects[t]] for t in TARGETS), fix_column(rule))
+                      *(_MARK[effects[t]] for t in every), fix_column(rule))
     console = Console(soft_wrap=True)
     if not console.is_terminal:  # piped: no terminal width to respect, never truncate names
         console = Console(soft_wrap=True, width=200)
@@ -59,6 +59,7 @@ def print_rules(fmt: str) -> None:
 
 def explanation_markdown(rule: Rule) -> str:
     effects = rule.effects()
+    every = targets.names()
     lines = [
         f"# {rule.code} {rule.name}",
         "",
@@ -67,8 +68,8 @@ def explanation_markdown(rule: Rule) -> str:
         "",
         "## What it does", "", rule.what.strip(), "",
         "## Why it matters", "", rule.why.strip(), "",
-        "| " + " | ".join(TARGETS) + " |", "|" + "---|" * len(TARGETS),
-        "| " + " | ".join(effects[t] for t in TARGETS) + " |", "",
+        "| " + " | ".join(every) + " |", "|" + "---|" * len(every),
+        "| " + " | ".join(effects[t] for t in every) + " |", "",
     ]
     if rule.INVALID:
         example = rule.INVALID[0]
@@ -103,14 +104,18 @@ def context_section(rule: Rule) -> list[str]:
     """How where a finding stands changes this rule's effects and verdict (rules/contexts.toml)."""
     catalogue = load_catalogue()
     table = catalogue.table("contexts")
+    cuda = targets.expand([targets.SOURCE_PLATFORM, "accepts-cuda-calls"])  # where a CUDA check holds
+    branched = targets.with_role("chosen-by-torch-accelerator")  # the usual elif branches
+    gpus = [t for t in branched if targets.has_role(t, "gpu")]
+    sibling = (*gpus[-1:], *targets.with_role("host"))  # a dispatch layer beside platforms/cuda.py
     examples: list[tuple[str, Where]] = [
-        ("guarded: `if torch.cuda.is_available():`", Where(condition=on(("nvidia", "rocm"), certain=True))),
-        ("guarded: `if x.is_cuda:` (the other path serves other devices)", Where(condition=on(("nvidia", "rocm"), certain=False))),
-        ("guarded, with an `elif` branch for MPS and XPU", Where(condition=on(("nvidia", "rocm"), certain=True),
-                                                                  covered={"mps", "xpu"})),
+        ("guarded: `if torch.cuda.is_available():`", Where(condition=on(cuda, certain=True))),
+        ("guarded: `if x.is_cuda:` (the other path serves other devices)", Where(condition=on(cuda, certain=False))),
+        (f"guarded, with an `elif` branch for {targets.displays(branched)}", Where(condition=on(cuda, certain=True),
+                                                                            covered=set(branched))),
         ("optional: try/except ImportError with a fallback", Where(optional="try/except")),
-        ("backend-module: platforms/cuda.py beside xpu.py and cpu.py",
-         Where(backend=BackendModule("platforms/cuda.py", frozenset({"xpu", "cpu"})))),
+        (f"backend-module: platforms/cuda.py beside {' and '.join(f'{t}.py' for t in sibling)}",
+         Where(backend=BackendModule("platforms/cuda.py", frozenset(sibling)))),
         ("own-package: the project's own GPU module", Where(own="pkg")),
         ("display: inside a `print(...)` message", Where(display="a message")),
         ("test: tests/, test_*.py, conftest.py, benchmarks", Where(test=True)),
@@ -119,15 +124,16 @@ def context_section(rule: Rule) -> list[str]:
         examples.append(("redundant: after `torch.manual_seed(s)` with the same seed",
                          Where(seeder=("torch.manual_seed", "s", None))))
     base = rule.effects()
+    every = targets.names()
     lines = ["## In context", "",
              "Every tie is reported, but where it stands changes what it does on each target, its severity "
              "and its weight in the score (rules/contexts.toml, rules/scoring.toml). A target where it raises "
              "fails the verdict (test-only code never does); one where it degrades runs degraded.", "",
-             "| where | severity | " + " | ".join(TARGETS) + " |", "|---|---|" + "---|" * len(TARGETS),
-             f"| main path | {rule.severity.value} | " + " | ".join(_MARK[base[t]] for t in TARGETS) + " |"]
+             "| where | severity | " + " | ".join(every) + " |", "|---|---|" + "---|" * len(every),
+             f"| main path | {rule.severity.value} | " + " | ".join(_MARK[base[t]] for t in every) + " |"]
     for label, where in examples:
         applied = apply(rule, {}, where, base, "", "", catalogue)
-        lines.append(f"| {label} | {applied.severity} | " + " | ".join(_MARK[applied.effects[t]] for t in TARGETS) + " |")
+        lines.append(f"| {label} | {applied.severity} | " + " | ".join(_MARK[applied.effects[t]] for t in every) + " |")
     lines += ["", *(f"- **{name}**: {table['context'][name]['summary']}" for name in table.get("order", ())
                     if name in table.get("context", {})), ""]
     return lines
@@ -146,13 +152,13 @@ def print_explanation(rule: Rule) -> None:
 
 def rules_markdown_table() -> str:
     """The README's rule table (kept in sync by tests/test_readme.py)."""
-    mark = {"works": "ok", "degrades": "degrades", "raises": "raises"}
-    rows = ["| code | name | category | severity | " + " | ".join(TARGETS) + " | fix |",
-            "|---|---|---|---|" + "---|" * len(TARGETS) + "---|"]
+    every = targets.names()
+    rows = ["| code | name | category | severity | " + " | ".join(every) + " | fix |",
+            "|---|---|---|---|" + "---|" * len(every) + "---|"]
     for rule in all_rules():
         if not rule.__module__.startswith("auditor."):
             continue  # plugins are not part of the README
         effects = rule.effects()
         rows.append(f"| {rule.code} | {rule.name} | {rule.category.value} | {rule.severity.value} | "
-                    + " | ".join(mark[effects[t]] for t in TARGETS) + f" | {fix_column(rule)} |")
+                    + " | ".join(_MARK[effects[t]] for t in every) + f" | {fix_column(rule)} |")
     return "\n".join(rows)

@@ -12,9 +12,10 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from auditor import targets
 from auditor.console import printable
 from auditor.fix.applicability import fix_counts
-from auditor.model import CATEGORIES, SEVERITIES, TARGETS
+from auditor.model import CATEGORIES, SEVERITIES
 from auditor.portability.score import Scores
 from auditor.portability.verdict import Verdict, verdicts
 from auditor.report.model import ScanResult
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "red", "minor": "yellow", "info": "cyan"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
-VERDICT_STYLE = {"runs": "green", "runs-degraded": "yellow", "fails": "bold red"}
+VERDICT_STYLE = {"runs": "green", "runs-degraded": "yellow", "fails": "bold red", "unknown": "bold magenta"}
 
 
 def make_console(stream: TextIO | None = None, color: str = "auto") -> Console:
@@ -50,7 +51,7 @@ def render_text(result: ScanResult, scores: Scores, console: Console, quiet: boo
         _errors(result, console)
     _summary(result, console)
     _fixes(result, console, unsafe_fixes)
-    _scores(scores, console, verdicts(result.findings))
+    _scores(scores, console, verdicts(result.findings, result.errors))
 
 
 def _raise_broken_pipe() -> None:
@@ -222,24 +223,28 @@ def _scores(scores: Scores, console: Console, found: dict[str, Verdict]) -> None
     table.add_column("grade", justify="center")
     table.add_column("verdict")
     table.add_column("costs the most")
-    for target in (*TARGETS, "overall"):
-        value = scores.overall if target == "overall" else scores.targets[target]
-        letter = scores.grades[target]
+    values, letters = scores.score_map(), scores.grade_map()
+    for target in (*targets.names(), "overall"):
+        value, letter = values[target], letters[target] or "-"
         top = "" if target == "overall" else ", ".join(
             f"{c.rule} {c.name} x{c.count} in {c.files} file{'s' if c.files > 1 else ''} (-{c.points:g})"
             for c in scores.costs[target][:3])
         verdict = found[target].verdict if target in found else ""
-        table.add_row(target, f"{value:.1f}", Text(letter, style=GRADE_STYLE.get(letter, "")),
-                      Text(verdict, style=VERDICT_STYLE.get(verdict, "")), top)
+        table.add_row(target, "withheld" if value is None else f"{value:.1f}",
+                      Text(letter, style=GRADE_STYLE.get(letter, "")), Text(verdict, style=VERDICT_STYLE.get(verdict, "")),
+                      top)
     console.print(table)
+    if scores.withheld is not None:
+        console.print(Text(_clean(f"Scores withheld: {scores.withheld}."), style="bold magenta"))
     lines = []
-    for target in TARGETS:
+    for target in targets.names():
         verdict = found[target]
         if not verdict.reasons:
             continue
         lines.append(Text.assemble((f"  {target}: ", "bold"), (verdict.verdict, VERDICT_STYLE[verdict.verdict])))
         for reason in verdict.reasons[:3]:
-            lines.append(Text(_clean(f"    {reason.why} ({reason.path}:{reason.line}, {reason.rule})")))
+            where = f"{reason.path}:{reason.line}, {reason.rule}" if reason.rule is not None else reason.path
+            lines.append(Text(_clean(f"    {reason.why} ({where})")))
     if lines:
         console.print(Text("Why (the first findings behind each verdict):", style="bold"))
         for line in lines:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from auditor import targets
+
 SELECT = ["LK3", "LK6", "LK104"]
 
 
@@ -148,8 +150,8 @@ def test_nccl_only_in_cuda_branch_is_a_per_device_choice(scan_source):
     assert sorted(found) == [5, 8]
     # the CUDA branch of a per-device choice: xpu takes its own branch, the CPU and the rest fall to gloo
     assert found[5].context == "guarded" and found[5].severity == "minor"
-    assert found[5].targets == {"rocm": "works", "tpu": "degrades", "trainium": "degrades", "mps": "degrades",
-                                "xpu": "works", "cpu": "works"}
+    assert found[5].targets == {t: "works" if t == "xpu" or targets.has_role(t, "accepts-cuda-calls")
+                                or targets.has_role(t, "host") else "degrades" for t in targets.names()}
     assert "raises" not in found[5].message and "xpu has its own branch" in found[5].message
     assert found[8].context is None and found[8].targets["xpu"] == "raises"
 
@@ -170,7 +172,7 @@ def test_findings_carry_per_target_effects(scan_source):
     code = "import os\nimport torch.distributed as dist\nos.environ['NCCL_DEBUG'] = 'INFO'\ndist.init_process_group('nccl')\n"
     result = scan_source({"m.py": code}, select=SELECT)
     by_rule = {f.rule: f for f in result.findings}
-    assert by_rule["LK301"].targets == {"rocm": "works", "tpu": "raises", "trainium": "raises", "mps": "raises",
-                                        "xpu": "raises", "cpu": "raises"}
+    assert by_rule["LK301"].targets == {t: "works" if targets.has_role(t, "accepts-cuda-calls") else "raises"
+                                        for t in targets.names()}
     assert by_rule["LK304"].targets["rocm"] == "works" and by_rule["LK304"].targets["cpu"] == "degrades"
     assert "GLOO" in by_rule["LK304"].suggestion

@@ -12,7 +12,10 @@
   var targetIndex = {};
   targets.forEach(function (t, i) { targetIndex[t] = i; });
   var S = data.strings || [];
-  var VERDICTS = { "runs": "runs", "runs-degraded": "degraded", "fails": "fails" };
+  var VERDICTS = { "runs": "runs", "runs-degraded": "degraded", "fails": "fails", "unknown": "unknown" };
+  // The targets the overall score averages (format 5 names them), else every target.
+  var overallMembers = ((data.overall || {}).members || []).filter(function (t) { return t in targetIndex; });
+  if (!overallMembers.length) { overallMembers = targets.slice(); }
   var EFFORTS = { "minutes": "minutes", "hours": "hours", "days": "days", "no equivalent": "none" };
   var SEVERITIES = ["blocker", "major", "minor", "info"];
 
@@ -78,7 +81,19 @@
     if (!verdict) { return el("span", "verdict verdict-none", "no verdict"); }
     return el("span", "verdict verdict-" + (VERDICTS[verdict] || "other"), verdict);
   }
-  function score(value) { return typeof value === "number" ? value.toFixed(1) : "-"; }
+  // A null score is withheld when the run is incomplete (files failed with an internal error).
+  function score(value) { return typeof value === "number" ? value.toFixed(1) : (data.incomplete ? "withheld" : "-"); }
+  // "core v1 (6 targets)": the set overall averages, by its name when the report gives one.
+  function overallSet() {
+    var set = data.overall || {};
+    var name = set.name ? set.name + (typeof set.version === "number" ? " v" + set.version : "") + " " : "";
+    return name + "(" + plural(overallMembers.length, "target") + ")";
+  }
+  function overallLabel() {
+    var label = el("span", "verdict verdict-none", "mean of " + overallSet());
+    label.title = overallMembers.join(", ");
+    return label;
+  }
   function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
   function where(path, line) { return line ? path + ":" + line : path; }
 
@@ -115,6 +130,7 @@
     if (data.baseline) { facts.push(data.baseline.known + " known from the baseline " + data.baseline.path); }
     if (data.changed_lines) { facts.push(data.changed_lines.hidden + " off the lines changed since " + data.changed_lines.base); }
     h.appendChild(el("p", "facts", facts.join(" \u00b7 ")));
+    if (data.incomplete) { h.appendChild(el("p", "withheld", "Scores withheld: " + data.incomplete)); }
     h.appendChild(el("p", "where", "Scanned: ", el("code", null, data.scan_root || data.root || "."),
                      tool.version ? " \u00b7 " + (tool.name || "") + " " + tool.version : null));
     var gate = data.gate;
@@ -144,7 +160,7 @@
         : button("target-label", t, function () { setFilter("target", state.target === t ? "" : t); }, "Show findings that cost something on " + t);
       var row = el("div", "chart-row", label, el("div", "bar-track", bar),
                    el("span", "score", score(value) + (grade ? " (" + grade + ")" : "")),
-                   t === "overall" ? el("span", "verdict verdict-none", "mean of the targets") : verdictBadge(verdict));
+                   t === "overall" ? overallLabel() : verdictBadge(verdict));
       row.dataset.target = t;
       list.appendChild(row);
       if (t !== "overall") {
@@ -155,7 +171,9 @@
           var details = el("details", "why", el("summary", null, "Why " + (verdict || "") + " on " + t));
           if (reasons.length) {
             details.appendChild(el("ul", "reasons", reasons.map(function (r) {
-              return el("li", null, el("code", null, r.rule), " ", r.why, " ", el("span", "loc", where(r.path, r.line)));
+              // a reason without a rule is a file that was not checked (verdict unknown)
+              return el("li", null, r.rule ? [el("code", null, r.rule), " "] : null, r.why, " ",
+                        el("span", "loc", where(r.path, r.line)));
             })));
           }
           if (costs.length) {
@@ -278,7 +296,7 @@
     var list = (data.file_costs || {})[which] || [];
     while (filesPanel.childNodes.length > 1) { filesPanel.removeChild(filesPanel.lastChild); }
     filesPanel.appendChild(el("p", "hint", which === "overall"
-      ? "Overall: the mean over the targets. Points: the share of what a score loses that the file's findings cost (a kernel folder counts as one unit of work)."
+      ? "Overall: the mean over " + overallSet() + ": " + overallMembers.join(", ") + ". Points: the share of what a score loses that the file's findings cost (a kernel folder counts as one unit of work)."
       : "On " + which + ". Points: the share of the 100 \u2212 score that the file's findings cost (a kernel folder counts as one unit of work)."));
     if (!list.length) { filesPanel.appendChild(el("p", "empty", "No file costs points here.")); return; }
     filesPanel.appendChild(el("div", "scroll", el("table", "files",
