@@ -30,6 +30,7 @@ from auditor.cache.folder import CacheDirRefused
 from auditor.config import ConfigError
 from auditor.config.keys import options
 from auditor.console import silence_stdout, stderr_line
+from auditor.sandbox.interpreter import make_path_safe
 from auditor.targets import CatalogueError
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
@@ -118,7 +119,10 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
     settings = replace(settings, progress=_show_progress(settings))
     if request["show_fixes"] and not (request["fix"] or request["diff"]):
         raise UsageProblem("--show-fixes lists what --fix or --diff changes; add one of them")
-    return execute(given, settings, Request(**request))
+    try:
+        return execute(given, settings, Request(**request))
+    except EOFError as exc:  # click would report it as Ctrl-C ("interrupted", exit 130): it is a failure
+        raise RuntimeError(f"unexpected end of data from a child process ({exc or 'EOF'})") from None
 
 
 def _existing_paths(paths: list[Path] | None) -> list[str]:
@@ -244,5 +248,6 @@ def _standard_streams() -> None:
 
 
 def entry_point() -> None:
+    make_path_safe()  # what this process and its children import never comes from the checkout
     _standard_streams()
     sys.exit(main())

@@ -4,8 +4,10 @@ against what was found, judge the gate, render the report, and give the exit cod
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -19,6 +21,7 @@ from auditor.pipeline.scan import scan
 from auditor.portability.score import Scores, compute_scores
 from auditor.report import REPORTERS, render
 from auditor.report.model import Report, ScanResult
+from auditor.sandbox.safe_files import requested_output
 
 TRUTHY_OFF = ("", "0", "false")
 STATISTICS_FORMATS = ("text", "concise", "json")
@@ -93,7 +96,7 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         fixed = run_fixes(result, settings, request.unsafe_fixes, write=not request.diff, show=request.show_fixes,
                           rescan=lambda: scan(paths, settings, base=os.getcwd()))
         if request.diff:  # the diff is the output; ruff's exit code: 1 when there is something to fix
-            _write_text(fixed.run.diff(), output)
+            _write_text(fixed.run.diff(), output, guarded_folders(result))
             return 1 if fixed.run.changed else 0
         result = fixed.result
     if request.add_noqa:
@@ -105,7 +108,8 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         # only --write-baseline
         from auditor.gates.baseline import write_baseline
 
-        count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores))
+        count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores),
+                               guarded_folders(result))
         if scores.withheld is not None:
             _note(f"the baseline records no scores: {scores.withheld}")
         _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
@@ -194,49 +198,47 @@ def _add_noqa(result: ScanResult) -> int:
     from auditor.gates.add_noqa import add_noqa
 
     files = {f.display: (f.path, f.kind) for f in result.files}
-    outcome = add_noqa(result.findings, files)
+    outcome = add_noqa(result.findings, files, result.scan_root or result.root)
     for path, why in sorted(set(outcome.skipped)):
         _note(f"warning: no suppression added in {path}: {why}")
     _note(f"added {outcome.added} suppression comment(s) in {outcome.files} file(s)")
     return 0
 
 
-def _write_text(text: str, output: Path | None) -> None:
-    try:
-        if output is None:
-            if sys.stdout is not None:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-        else:
-            with open(output, "w", encoding="utf-8", errors="backslashreplace") as stream:
-                stream.write(text)
-    except BrokenPipeError:
-        silence_stdout()
-    except OSError as exc:  # a full disk, /dev/full: a plain error, exit 2
-        if output is None:
-            silence_stdout()
-        where = output if output is not None else "the report to stdout"
-        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
+def guarded_folders(result: ScanResult) -> list[str]:
+    """Where a write must never follow a link: the scanned folder and the working directory."""
+    return [folder for folder in (result.scan_root, result.root, os.getcwd()) if folder]
+
+
+def _write_text(text: str, output: Path | None, guarded: list[str]) -> None:
+    _write_with(lambda stream: stream.write(text), output, guarded)
 
 
 def _write(report: Report, fmt: str, output: Path | None) -> None:
+    def write(stream: TextIO) -> None:
+        if report.settings.statistics:
+            stream.write(statistics(report, fmt))
+        else:
+            render(fmt, report, stream)
+
+    _write_with(write, output, guarded_folders(report.result))
+
+
+def _write_with(write: Callable[[TextIO], object], output: Path | None, guarded: list[str]) -> None:
+    """stdout, or the file the user named through auditor/sandbox/safe_files.py (never through a link the
+    checkout planted; a regular file replaced atomically)."""
     try:
-        # backslashreplace: a stray lone surrogate becomes `\udcff` text instead of a crash
-        stream = open(output, "w", encoding="utf-8", errors="backslashreplace") if output is not None else sys.stdout
-    except OSError as exc:
-        raise ConfigError(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
-    if stream is None:
-        return  # stdout is closed: there is nowhere to write the report
-    try:
-        try:
-            if report.settings.statistics:
-                stream.write(statistics(report, fmt))
-            else:
-                render(fmt, report, stream)
+        if output is None:
+            if sys.stdout is not None:  # else stdout is closed: there is nowhere to write the report
+                write(sys.stdout)
+                sys.stdout.flush()
+            return
+        with requested_output(str(output), guarded) as raw:
+            # backslashreplace: a stray lone surrogate becomes `\udcff` text instead of a crash
+            stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace")
+            write(stream)
             stream.flush()
-        finally:
-            if output is not None:
-                stream.close()
+            stream.detach()
     except BrokenPipeError:  # `audit . | head`: the reader has what it wanted; keep the gate's code
         silence_stdout()
     except OSError as exc:  # a full disk, /dev/full: a plain error, exit 2

@@ -35,7 +35,11 @@ MAX_FILE_SIZE_MB = 10_000
 # shown: reading the registry at import would slow every start-up (see Key.shown_help).
 TARGET_HELP = "Score(s) the --fail-under gate checks: overall (default), {choices}."
 CATALOGUE_KEYS = ("gpu-only-packages", "gpu-only-modules", "portable-modules")
-_VERSION = re.compile(r"\d+(\.\d+){0,2}")
+_VERSION = re.compile(r"\d{1,9}(\.\d{1,9}){0,2}")  # bounded: int() refuses 4,300 digits (issue 20, D22)
+# A repository's configuration is untrusted: lists this long (40,000 excludes or in-house
+# packages took minutes; issue 20, D13 and D18) are no configuration anyone writes.
+MAX_LIST_ENTRIES = 1000
+MAX_ENTRY_CHARS = 1000
 
 # Help panels: options grouped the way ruff groups them, so a new option has an obvious home.
 RULES, FILES, GATES, BASELINES, FIXES, OUTPUT, CONFIG, RUNNING = (
@@ -80,7 +84,16 @@ class Reader:
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
+        self.bounded(value, key)
         return tuple(value)
+
+    def bounded(self, values: list, key: str) -> None:
+        """At most MAX_LIST_ENTRIES entries of MAX_ENTRY_CHARS characters."""
+        if len(values) > MAX_LIST_ENTRIES:
+            raise self.fail(key, f"has {len(values):,} entries; at most {MAX_LIST_ENTRIES:,} are read")
+        long = next((v for v in values if isinstance(v, str) and len(v) > MAX_ENTRY_CHARS), None)
+        if long is not None:
+            raise self.fail(key, f"has an entry of {len(long):,} characters; at most {MAX_ENTRY_CHARS:,}")
 
     def boolean(self, key: str) -> bool | None:
         value = self.table.get(key)
@@ -238,6 +251,7 @@ def _per_file_ignores(reader: Reader, key: Key) -> dict[str, Any] | None:
         return None
     if not isinstance(pfi, dict):
         raise reader.fail("per-file-ignores", 'must be a table of glob = ["CODE", ...]')
+    reader.bounded(list(pfi), "per-file-ignores")
     entries = []
     for glob, codes in pfi.items():
         sub = Reader({glob: codes}, f"{reader.where} per-file-ignores")
@@ -351,6 +365,7 @@ def _entries(value: Any, key: str, reader: Reader, kind: type) -> tuple:
         return ()
     if not isinstance(value, list):
         raise reader.fail(key, "must be a list of names or tables")
+    reader.bounded(value, key)
     allowed = [f.name for f in fields(kind)]
     entries = []
     for item in value:
@@ -500,8 +515,8 @@ KEYS: tuple[Key, ...] = (
         flags=("--no-baseline",), option=bool, option_default=False, panel=BASELINES, after=_cli_no_baseline),
     Key("write-baseline", "Record every current finding (and unreadable file) in FILE.", to="request.write_baseline",
         flags=("--write-baseline",), option=Path | None, panel=BASELINES),
-    Key("diff-base", "Report and gate only findings on lines changed since this git ref (staged, unstaged and "
-        "untracked changes included).",
+    Key("diff-base", "Report and gate only findings on lines changed since the branch left this git ref (its "
+        "merge-base with HEAD, as REF...HEAD; staged, unstaged and untracked changes included).",
         field="diff_base", type=str | None, default=None,  # only findings on lines changed since it count
         flags=("--diff-base",), option=str | None, panel=BASELINES),
     Key("add-noqa", "Write a suppression comment on the line of every current finding, then exit.",

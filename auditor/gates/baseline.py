@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from auditor import TOOL_NAME, __version__
 from auditor.config import ConfigError
 from auditor.model import FileError, Finding
-from auditor.read.text import replace_atomically
+from auditor.read.text import SourceError, read_regular_file
+from auditor.sandbox.safe_files import write_requested
 
 FORMAT = 1
 MAX_BYTES = 64 * 1024 * 1024
@@ -86,8 +87,9 @@ class Comparison:
 
 
 def write_baseline(path: str, findings: list[Finding], errors: list[FileError], root: str,
-                   scores: dict[str, float]) -> int:
-    """Record findings and errors (paths relative to the baseline's folder); returns the entry count."""
+                   scores: dict[str, float], guarded: list[str] | None = None) -> int:
+    """Record findings and errors (paths relative to the baseline's folder); returns the entry count.
+    `guarded`: folders where the write follows no link (auditor/sandbox/safe_files.py; default: the cwd)."""
     folder = os.path.dirname(os.path.abspath(path))
     relative = _relative_to(folder, root, [f.path for f in findings] + [e.path for e in errors])
     entries = []
@@ -106,7 +108,7 @@ def write_baseline(path: str, findings: list[Finding], errors: list[FileError], 
     }
     document["errors"] = [{"path": p, "kind": k} for p, k in document["errors"]]
     text = json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    replace_atomically(path, text.encode("utf-8"), ".baseline-")
+    write_requested(path, text.encode("utf-8"), guarded if guarded is not None else [os.getcwd()])
     return len(entries)
 
 
@@ -114,17 +116,16 @@ def load_baseline(path: str) -> Baseline:
     def bad(why: str) -> ConfigError:
         return ConfigError(f"baseline {path}: {why}; rewrite it with `audit . --write-baseline {path}`")
 
+    if not os.path.lexists(path):
+        raise ConfigError(f"baseline {path} not found; create it with `audit . --write-baseline {path}`")
+    try:  # as every file is read: a FIFO, a device or /dev/zero never blocks nor floods (D10, D22)
+        data = read_regular_file(path, MAX_BYTES, follow_symlinks=True)
+    except SourceError as exc:
+        raise ConfigError(f"cannot read baseline {path}: {exc.message}") from None
     try:
-        if os.path.getsize(path) > MAX_BYTES:
-            raise bad("too large")
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"baseline {path} not found; create it with `audit . --write-baseline {path}`") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+        document = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
-        raise bad(f"not JSON ({exc})") from None
+        raise bad(f"not JSON ({str(exc)[:200]})") from None
     if not isinstance(document, dict) or document.get("tool") != TOOL_NAME:
         raise bad(f"not a {TOOL_NAME} baseline")
     if document.get("format") != FORMAT:
@@ -132,10 +133,24 @@ def load_baseline(path: str) -> Baseline:
     try:
         prints = {e["fingerprint"]: e for e in document["findings"] if isinstance(e["fingerprint"], str)}
         errors = {(e["path"], e["kind"]) for e in document.get("errors", [])}
-        scores = {k: float(v) for k, v in document.get("scores", {}).items()}
-    except (KeyError, TypeError, ValueError, AttributeError):
+        scores = {k: _score(v) for k, v in document.get("scores", {}).items()}
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
         raise bad("malformed entries") from None
     return Baseline(path, prints, errors, scores, str(document.get("version", "")))
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _score(value: object) -> float:
+    """A score: a finite number from 0 to 100 (nan, inf or a 401-digit number is malformed: D22, D25)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError("a score must be a number")
+    number = float(value)  # OverflowError for an integer too large for a float
+    if not 0 <= number <= 100:
+        raise ValueError("a score is from 0 to 100")
+    return number
 
 
 def compare(baseline: Baseline, findings: list[Finding], errors: list[FileError], root: str) -> Comparison:

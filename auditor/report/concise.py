@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from auditor.console import printable
 from auditor.fix.applicability import fixable
 from auditor.report import location
 from auditor.report.model import Report
 
 
 def _clean(text: str) -> str:
-    return text if text.isprintable() else "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+    return printable(text)
 
 
 def lines(report: Report) -> list[str]:

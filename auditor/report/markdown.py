@@ -5,9 +5,11 @@ costs the most, and the findings the run reports (the first 100). Kept well unde
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from auditor import TOOL_NAME, targets
+from auditor.console import printable
 from auditor.report import location
 from auditor.report.model import Report
 
@@ -15,15 +17,20 @@ MAX_FINDINGS = 100
 
 
 def _cell(text: object) -> str:
-    """Text safe inside a table cell: no pipe, no newline, no HTML."""
-    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    """Text safe inside a table cell: no pipe, no line end or other control (a CR started a new
+    block: issue 20, D15), no HTML."""
+    flat = str(text).replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    return printable(flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def _code(text: str) -> str:
-    text = text.replace("\n", " ")
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+    """A code span that holds `text` whatever it holds: its fence is longer than any run of
+    backticks inside (two backticks in a path closed a two-backtick fence, and what followed
+    was raw HTML: D15), no control, and a pipe escaped (GFM splits a table cell at one even in a
+    code span)."""
+    text = printable(text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if len(fence) > 1 else f"`{text}`"
 
 
 def _delta(now: float | None, before: float | None) -> str:

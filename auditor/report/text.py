@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from auditor import targets
+from auditor.console import printable
 from auditor.fix.applicability import fix_counts
 from auditor.model import CATEGORIES, SEVERITIES
 from auditor.portability.score import Scores
@@ -145,13 +146,8 @@ def _findings(result: ScanResult, console: Console, unsafe_fixes: bool = False) 
         console.file.write("\n".join(out) + "\n")
 
 
-# Control characters in a snippet or path would move the cursor or ring the bell; tabs stay.
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
-
-
 def _clean(text: str) -> str:
-    # isprintable() is a quick C scan; translate() looks every character up in a dict.
-    return text if text.isprintable() else text.translate(_CONTROL)
+    return printable(text)
 
 
 class _Painter:
@@ -179,7 +175,8 @@ def _errors(result: ScanResult, console: Console) -> None:
     console.print()
     console.print(Text(f"{len(result.errors)} file(s) could not be checked:", style="bold yellow"))
     for e in result.errors:
-        console.print(Text.assemble(("  error ", "yellow"), f"{e.path}: ", (f"[{e.kind}] ", "dim"), e.message))
+        console.print(Text.assemble(("  error ", "yellow"), f"{_clean(e.path)}: ", (f"[{_clean(e.kind)}] ", "dim"),
+                                    _clean(e.message)))
 
 
 def _summary(result: ScanResult, console: Console) -> None:
