@@ -263,3 +263,26 @@ def test_a_target_without_notes_in_the_catalogue_gets_a_plan_that_says_so():
     document = plan_for(Scan("/r", [], [], []), "xpu", bare)
     step = steps(document)["target-changes"]
     assert step["notes"] == [] and step["stack"] is None and "no notes for xpu" in step["summary"]
+
+
+def test_a_bad_entry_or_an_entry_without_write_tests_exits_2_before_scanning(capsys, tmp_path):
+    assert main(["plan", str(tmp_path / "missing"), "--target", "tpu", "--write-tests", str(tmp_path / "o"),
+                 "--entry", "not an entry"]) == 2
+    assert "expected module:function" in capsys.readouterr().err  # checked before the path
+    assert main(["plan", str(DEMO), "--target", "tpu", "--entry", "pkg:make"]) == 2
+    assert "add --write-tests" in capsys.readouterr().err
+
+
+def test_a_file_audit_did_not_write_is_never_overwritten(capsys, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "bench_tpu.py").write_text("mine\n", encoding="utf-8")
+    assert main(["plan", str(DEMO), "--target", "tpu", "--write-tests", str(tmp_path / "out"), "--no-cache"]) == 2
+    assert "bench_tpu.py" in capsys.readouterr().err
+    assert (tmp_path / "out" / "bench_tpu.py").read_text(encoding="utf-8") == "mine\n"
+    assert not (tmp_path / "out" / "test_parity_tpu.py").exists()
+
+
+def test_the_plan_says_when_it_saw_no_dependency_file(tmp_path):
+    code_only = repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
+    assert any("No dependency file" in u for u in plan(code_only, "tpu")["unseen"])
+    assert not any("No dependency file" in u for u in plan(DEMO, "tpu")["unseen"])

@@ -23,6 +23,8 @@ from auditor.portability.score import compute_scores
 from auditor.portability.verdict import verdicts
 
 PLAN_FORMAT_VERSION = 1
+DEPENDENCY_FILES = frozenset({"requirements", "pyproject", "setup-py", "setup-cfg", "conda", "dockerfile"})
+NOT_A_TIE = frozenset({"unused-suppression"})  # about the audit's own comments, not the code's hardware
 NEW_OWNER = "device.py"  # no device helper found: the module the plan proposes (any name will do)
 CHOICE_KINDS = ("device", "precision", "compile", "distributed", "visibility")
 
@@ -36,6 +38,7 @@ class Scan:
     errors: list[FileError]
     signals: list[Signal]
     overall_targets: tuple[str, ...] = ()
+    kinds: frozenset[str] | None = None  # the file kinds the scan read (None: not known)
 
 
 def _where(finding: Finding) -> dict:
@@ -176,11 +179,11 @@ def changes_for(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
         path = catalogue.paths[notes.legacy]
         legacy = {"key": path.key, "title": path.title, "source": path.fact.source,
                   "in_use": bool(rules & set(path.when_used)), "changes": _relevant(path.changes, kinds | {ALWAYS})}
-    skip = {"dependencies", *CHOICE_KINDS, "other"} - {"other"}
+    skip = {"dependencies", *CHOICE_KINDS}  # steps 1 and 2 list those
     items = []
     for finding in scan.findings:
         kind = catalogue.kind_of(finding.name)
-        if kind in skip or finding.name == "unused-suppression" or finding.targets.get(target) == "works":
+        if kind in skip or finding.name in NOT_A_TIE or finding.targets.get(target) == "works":
             continue
         items.append(_item(f"{finding.rule} {finding.name}: {finding.message}",
                            finding_cost(finding, target, catalogue.effort), finding.path, finding.line, kind=kind))
@@ -263,6 +266,9 @@ def plan_for(scan: Scan, target: str, catalogue: PlanCatalogue, written: Sequenc
 
 def _unseen(scan: Scan, catalogue: PlanCatalogue) -> list[str]:
     unseen = list(catalogue.unseen)
+    if scan.kinds is not None and not scan.kinds & DEPENDENCY_FILES:
+        unseen.append("No dependency file (requirements, pyproject.toml, setup.py, conda environment, Dockerfile) was "
+                      "found: step 1 cannot see what gets installed, so its list may be short.")
     if scan.errors:
         unseen.append(f"{len(scan.errors)} file(s) could not be read or parsed: their ties are not in this plan.")
     return unseen

@@ -15,6 +15,7 @@ from auditor.config.load import load_settings
 from auditor.pipeline.scan import resolve_root, scan
 from auditor.plan.build import Scan, plan_for, ranking
 from auditor.plan.catalogue import check_rules, plan_catalogue
+from auditor.plan.generated import check_entry
 from auditor.plan.markdown import render_plan, render_ranking
 from auditor.plan.signals import find_signals
 from auditor.plan.write import WriteRefused, write_tests
@@ -50,6 +51,12 @@ def run_plan(request: PlanRequest) -> str:
         raise PlanUsage(f"unknown format {request.output_format!r}: choose one of {', '.join(FORMATS)}")
     if request.write_tests is not None and request.target is None:
         raise PlanUsage("--write-tests writes the files for one target: add --target T")
+    if request.entry is not None and request.write_tests is None:
+        raise PlanUsage("--entry names the model of the files --write-tests DIR writes: add --write-tests")
+    try:
+        check_entry(request.entry)
+    except ValueError as exc:
+        raise PlanUsage(str(exc)) from None
     if not os.path.lexists(request.path):
         raise PlanUsage(f"path not found: {request.path} (give an existing directory, e.g. `audit plan .`)")
     catalogue = plan_catalogue()
@@ -60,7 +67,7 @@ def run_plan(request: PlanRequest) -> str:
     settings = load_settings(resolve_root([request.path]), overrides)
     result = scan([request.path], settings, base=os.getcwd())
     found = Scan(result.root, result.findings, result.errors, find_signals(result.files, catalogue),
-                 settings.overall_targets)
+                 settings.overall_targets, frozenset(f.kind for f in result.files))
     if request.target is None:
         document = ranking(found, catalogue)
         return _render(document, request.output_format, render_ranking, result)
