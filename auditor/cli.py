@@ -36,7 +36,7 @@ from auditor.targets import CatalogueError
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
     from auditor.config.settings import Settings
 
-COMMANDS = ("scan", "rules", "explain")
+COMMANDS = ("scan", "rules", "explain", "plan")
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
 GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
 
@@ -180,6 +180,39 @@ def explain(code_or_name: Annotated[str, typer.Argument(help="A rule code (LK101
     if rule is None:
         raise UsageProblem(f"unknown rule {code_or_name!r}; run `audit rules` to list them")
     print_explanation(rule)
+    return 0
+
+
+class PlanFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+    html = "html"
+
+
+@app.command("plan")
+def plan(
+    path: Annotated[Path, typer.Argument(help="The repository to plan a move for.")] = Path("."),
+    target: Annotated[str | None, typer.Option("--target", "-t", help="The target to plan the move to; without it, "
+                                               "the targets are ranked.", show_default=False)] = None,
+    output_format: Annotated[PlanFormat, typer.Option("--format", "-f", help="Plan format.")] = PlanFormat.markdown,
+    write_tests: Annotated[Path | None, typer.Option("--write-tests", help="Write test_parity_T.py and bench_T.py "
+                                                     "into this folder.", show_default=False)] = None,
+    entry: Annotated[str | None, typer.Option("--entry", help="module:function that builds the model and inputs "
+                                              "for the parity test and benchmark.", show_default=False)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the results cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Where the results cache lives.",
+                                                   show_default=False)] = None,
+) -> int:
+    """Plan a move to one target in seven steps (--target T), or rank the targets for PATH."""
+    # only `audit plan` loads the plan's modules and catalogue
+    from auditor.plan.command import PlanRequest, PlanUsage, run_plan
+
+    try:
+        text = run_plan(PlanRequest(str(path), target, output_format.value, write_tests, entry, not no_cache,
+                                    str(cache_dir) if cache_dir is not None else None))
+    except PlanUsage as exc:
+        raise UsageProblem(str(exc)) from None
+    sys.stdout.write(text)
     return 0
 
 
