@@ -141,7 +141,7 @@ def _with_full_help(command: "typer.main.TyperGroup") -> None:
 
 def _show_progress(settings: "Settings") -> bool:
     """A progress bar only where a person watches: stderr is a terminal, not CI, not pre-commit."""
-    if settings.output_format not in (None, "text") or not sys.stderr.isatty():
+    if settings.output_format not in (None, "text") or settings.quiet or settings.silent or not sys.stderr.isatty():
         return False
     return not any(os.environ.get(name, "").lower() not in ("", "0", "false") for name in ("CI", "PRE_COMMIT"))
 

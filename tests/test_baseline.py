@@ -112,8 +112,36 @@ def test_fail_on_regression(repo, capsys):
     code, report, err = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on-regression", "--select",
                               "LK101,LK102,LK401")
     assert code == 1 and "below the baseline's" in err and "--fail-on-regression" in err
+
+
+
+def test_fail_on_regression_without_a_baseline_is_a_usage_error(repo, capsys):
     code, _, err = audit(capsys, "--fail-on-regression")
-    assert code == 1 and "needs a baseline" in err
+    assert code == 2 and err.count("\n") == 1 and "--baseline" in err and "--fail-on-regression" in err
+    (repo / "lockin-auditor.toml").write_text("fail-on-regression = true\n", encoding="utf-8")
+    code, _, err = audit(capsys)
+    assert code == 2 and "fail-on-regression in" in err and "lockin-auditor.toml" in err
+    # --no-baseline drops the configuration's baseline and its regression gate with it
+    (repo / "lockin-auditor.toml").write_text('fail-on-regression = true\nbaseline = "b.json"\n', encoding="utf-8")
+    assert audit(capsys, "--no-baseline")[0] == 0
+    assert audit(capsys, "--no-baseline", "--fail-on-regression")[0] == 2
+
+
+def test_regression_if_baseline_replaces_the_command_lines_threshold(repo, capsys):
+    write_baseline(capsys)
+    assert audit(capsys, "--fail-under", "99")[0] == 1  # the legacy lock-in is below 99
+    assert audit(capsys, "--fail-under", "99", "--regression-if-baseline")[0] == 1  # no baseline: the threshold
+    with_baseline = ("--baseline", "lockin-baseline.json", "--fail-under", "99", "--regression-if-baseline")
+    code, report, _ = audit(capsys, *with_baseline)
+    assert code == 0 and report["gate"]["passed"]
+    (repo / "src" / "kernel.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    code, _, err = audit(capsys, *with_baseline, "--select", "LK101,LK102,LK401")
+    assert code == 1 and "below the baseline's" in err and "--fail-under" not in err
+    # a threshold the configuration sets (the hook with `args: []`) stays a gate
+    (repo / "src" / "kernel.cu").unlink()
+    (repo / "lockin-auditor.toml").write_text("fail-under = 99\n", encoding="utf-8")
+    code, _, err = audit(capsys, "--baseline", "lockin-baseline.json", "--regression-if-baseline")
+    assert code == 1 and "below" in err and "fail-under" in err
 
 
 @pytest.mark.parametrize("content", ["not json", '{"tool": "other"}', '{"tool": "lockin-auditor", "format": 99}',
@@ -122,3 +150,4 @@ def test_a_broken_baseline_is_a_clear_error(repo, content):
     (repo / "b.json").write_text(content, encoding="utf-8")
     with pytest.raises(ConfigError, match="--write-baseline"):
         load_baseline(str(repo / "b.json"))
+

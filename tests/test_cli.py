@@ -134,9 +134,24 @@ def test_output_into_missing_folder_is_a_usage_error(cli, repo, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "--output" in err
 
 
-def test_quiet_text_report(cli, repo):
-    code, out, _ = cli(str(repo), "--select", CORE, "-q")
-    assert code == 0 and "Portability score" in out and "fix:" not in out
+def test_quiet_and_silent_as_ruff(cli, repo):
+    """ruff's -q prints the diagnostics and nothing else, -s nothing at all (the exit code speaks);
+    --summary-only is the other way round: everything but the findings."""
+    code, out, err = cli(str(repo), "--select", CORE, "-q", "--no-cache", "--format", "concise")
+    assert code == 0 and err == "" and out and all(": LK" in line for line in out.splitlines())
+    code, out, err = cli(str(repo), "--select", CORE, "--quiet", "--no-cache")
+    assert code == 0 and err == "" and "LK102" in out and "fix:" in out
+    assert "Portability score" not in out and "Does it run" not in out and "category" not in out
+    code, out, err = cli(str(repo), "--select", CORE, "-s", "--no-cache", "--fail-under", "99")
+    assert code == 1 and out == "" and err == ""
+    code, out, err = cli(str(repo), "--select", CORE, "-q", "--no-cache", "--fail-under", "99")
+    assert code == 1 and "below --fail-under 99" in err  # -q still says why it exits 1
+    code, out, err = cli(str(repo), "--select", CORE, "--silent", "--no-cache", "-o", str(repo / "r.txt"))
+    assert code == 0 and out == err == "" and not (repo / "r.txt").exists()
+    code, out, err = cli(str(repo / "nothere"), "-s")
+    assert code == 2 and "path not found" in err  # an error that exits 2 still says why
+    code, out, _ = cli(str(repo), "--select", CORE, "--summary-only", "--no-cache")
+    assert code == 0 and "Portability score" in out and "Does it run" in out and "fix:" not in out
 
 
 def test_cache_options(cli, repo, tmp_path):

@@ -52,11 +52,20 @@ def test_concise(repo, capsys):
     code, out, _ = run(capsys, "concise")
     lines = out.splitlines()
     pattern = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>LK\d{3}|error\[\w+\]) (\[\*\] )?\S")
-    body = lines[:-1]
+    every = targets.names()
+    body, found, answers = lines[:-1 - len(every)], lines[-1 - len(every)], lines[-len(every):]
     assert all(pattern.match(line) for line in body), body
     assert "src/train.py:2:15: LK102 " in out and "src/train.py:4:16: LK001 [*] unused suppression" in out
     assert "broken.py:1:1: error[parse]" in out
-    assert lines[-1].startswith("Found 5 findings (1 fixable with --fix) in 3 files; overall score")
+    assert found.startswith("Found 5 findings (1 fixable with --fix) in 3 files; overall score")
+    # the answer a CI log ends on: one line per target, verdict, score and what blocks it first
+    assert [line.split(":")[0] for line in answers] == list(every)
+    assert not any(pattern.match(line) for line in answers)  # never read as a finding by a problem matcher
+    cpu = answers[every.index("cpu")]
+    assert cpu.startswith("cpu: fails, score ") and "; blocked by a GPU-only dependency" in cpu
+    assert cpu.endswith("(requirements.txt:1, LK504) (+2 more reasons)")
+    rocm = answers[every.index("rocm")]
+    assert rocm.startswith("rocm: runs-degraded, score ") and "degraded by" in rocm
     # grep for a rule gives lines with the file name
     assert all(line.startswith("src/train.py:") for line in lines if " LK102 " in line)
 
@@ -175,8 +184,8 @@ def test_markdown_summary(repo, capsys):
 def test_markdown_shows_the_verdict_of_every_target(repo, capsys):
     out = run(capsys, "markdown")[1]
     lines = out.splitlines()
-    assert "| verdict |" in lines[4]
-    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[3] for line in lines[6:7 + len(targets.names())]}
+    assert lines[4].startswith("| target | verdict | score | grade | what blocks it first |")
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1] for line in lines[6:7 + len(targets.names())]}
     # `.cuda()` on the main path raises everywhere but ROCm; flash-attn needs its ROCm build there
     assert rows == {**{t: "runs-degraded" if targets.has_role(t, "accepts-cuda-calls") else "fails"
                        for t in targets.names()}, "overall": ""}
