@@ -23,7 +23,7 @@ TOP_KEYS = {"tool", "format_version", "targets", "focus", "overall", "incomplete
             "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
             "changed_lines", "suppressed"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
-BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
+BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores", "moved"}  # moved: format 6
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
                 "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
@@ -265,7 +265,7 @@ def test_gate_baseline_and_suppressed_shape(repo, capsys, tmp_path):
     assert gate["checks"] == ["fail-on major"] and gate["reasons"] == ["1 finding(s) at or above major (--fail-on)"]
     baseline = report["baseline"]
     assert set(baseline) == BASELINE_KEYS and baseline["path"] == str(base)
-    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1
+    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1 and baseline["moved"] == []
     assert set(baseline["scores"]) == {"overall", *TARGETS}
     assert [f["path"] for f in report["findings"]] == ["new.py"]  # only what is new
     assert report["summary"]["findings"] == 1 and report["summary"]["suppressed"] == 1

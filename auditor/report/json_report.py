@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 # would not be `fails` is `unknown`, whose reasons have `rule` and `line` null and the file's path.
 # 6: `focus` (null, or the targets `--target` narrowed the report to: then `targets`, `verdicts`,
 # `costs` and the target keys of `scores` and `grades` are those targets only, `overall` staying,
-# and `findings` only those that matter there; each finding's own `targets` stays whole).
+# and `findings` only those that matter there; each finding's own `targets` stays whole);
+# `baseline.moved` ([{from, to}]: recorded files found again under another path, paths relative
+# to the baseline's folder; their findings stay known).
 FORMAT_VERSION = 6
 
 
@@ -66,7 +68,8 @@ def _run_facts(result: ScanResult, report: Report | None) -> dict:
     if report is not None and report.baseline is not None:
         b = report.baseline
         baseline = {"path": b.path, "new": len(b.new), "known": len(b.known), "stale": b.stale,
-                    "known_errors": len(b.known_errors), "scores": dict(b.scores)}
+                    "known_errors": len(b.known_errors), "scores": dict(b.scores),
+                    "moved": [{"from": was, "to": now} for was, now in b.moved]}
     if report is not None and report.changed is not None:
         changed = {"base": report.changed.base, "files": len(report.changed.files), "hidden": report.hidden_by_diff}
     if report is not None and report.settings.show_suppressed:

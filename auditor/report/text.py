@@ -107,6 +107,9 @@ def _filters(report: Report) -> list[str]:
         b = report.baseline
         lines.append(f"baseline {b.path}: {len(b.new)} new, {len(b.known)} known (not listed), "
                      f"{b.stale} baseline entr{'ies' if b.stale != 1 else 'y'} no longer match")
+        if b.moved:
+            lines.append("moved since the baseline (its findings stay known): "
+                         + ", ".join(_clean(f"{was} -> {now}") for was, now in b.moved))
     if report.changed is not None:
         lines.append(f"--diff-base {report.changed.base}: {report.hidden_by_diff} finding(s) off the changed lines "
                      f"not listed")
