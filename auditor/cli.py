@@ -166,16 +166,26 @@ def list_rules(
 
 
 @app.command()
-def explain(code_or_name: Annotated[str, typer.Argument(help="A rule code (LK101) or name (hardcoded-cuda-device).")]) -> int:
+def explain(
+    code_or_name: Annotated[str | None, typer.Argument(
+        help="A rule code (LK101) or name (hardcoded-cuda-device).", show_default=False)] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every rule's docs, in code order.")] = False,
+    output_format: Annotated[ListFormat, typer.Option("--format", "-f", help="Docs format.")] = ListFormat.text,
+) -> int:
     """Print a rule's docs: what it does, why it matters, an example and what to use instead."""
     # the rules and rich load only for `audit explain`
-    from auditor.checks.registry import find_rule
-    from auditor.report.rules_view import print_explanation
+    from auditor.checks.registry import all_rules, close_rules, find_rule
+    from auditor.report.rules_view import print_explanations
 
-    rule = find_rule(code_or_name)
-    if rule is None:
-        raise UsageProblem(f"unknown rule {code_or_name!r}; run `audit rules` to list them")
-    print_explanation(rule)
+    if every == (code_or_name is not None):
+        raise UsageProblem("give one rule (`audit explain LK101`, a code or a name) or --all, not "
+                           + ("both" if every else "neither"))
+    rules = all_rules() if every else [find_rule(code_or_name or "")]
+    if rules[0] is None:
+        near = close_rules(code_or_name or "")
+        hint = f"did you mean {' or '.join(near)}? " if near else ""
+        raise UsageProblem(f"unknown rule {code_or_name!r}; {hint}run `audit rules` to list them")
+    print_explanations([r for r in rules if r is not None], output_format.value, single=not every)
     return 0
 
 

@@ -99,6 +99,33 @@ def test_explain_unknown_rule(cli):
     assert err.count("\n") == 1 and "audit rules" in err
 
 
+@pytest.mark.parametrize(("typo", "meant"), [("LK12", "LK102"), ("cuda-method-cal", "LK102 cuda-method-call"),
+                                             ("hardcoded-cuda-devise", "hardcoded-cuda-device")])
+def test_explain_says_did_you_mean(cli, typo, meant):
+    code, out, err = cli("explain", typo)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "did you mean" in err and meant in err
+
+
+def test_explain_all_and_json(cli):
+    from auditor.checks.registry import all_rules
+
+    codes = [rule.code for rule in all_rules()]
+    code, out, _ = cli("explain", "--all")
+    assert code == 0 and [line.split()[1] for line in out.splitlines() if line.startswith("# LK")] == codes
+    code, out, _ = cli("explain", "LK102", "--format", "json")
+    record = json.loads(out)
+    assert code == 0 and record["code"] == "LK102" and record["name"] == "cuda-method-call"
+    assert record["markdown"].startswith("# LK102 cuda-method-call") and record["why"] and record["instead"]
+    assert {"id", "applicability", "min_torch", "summary"} == set(record["fixes"][0]) if record["fixes"] else True
+    listed = json.loads(cli("rules", "--format", "json")[1])
+    assert {k: record[k] for k in listed[0]} == next(r for r in listed if r["code"] == "LK102")
+    code, out, _ = cli("explain", "--all", "-f", "json")
+    assert code == 0 and [r["code"] for r in json.loads(out)] == codes
+    for args in (["explain", "--all", "LK102"], ["explain"]):
+        code, out, err = cli(*args)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "--all" in err
+
+
 def test_help(cli):
     code, out, _ = cli("--help")
     assert code == 0 and "scan" in out and "explain" in out
@@ -239,7 +266,7 @@ USAGE_ERRORS = [
     ([".", "--fail-on", "critical"], "critical"),
     ([".", "--select", "LK999"], "LK999"),
     ([".", "--ignore", "no-such-rule"], "no-such-rule"),
-    (["explain"], "code_or_name"),
+    (["explain"], "--all"),
     (["explain", "nope"], "nope"),
     (["rules", "--format", "yaml"], "yaml"),
 ]
