@@ -36,11 +36,12 @@ if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of the
     from auditor.config.settings import Settings
 
 COMMANDS = ("scan", "rules", "explain")
+ALIASES = {"check": "scan"}  # ruff's habit: `audit check .` is `audit .`
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
-GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
+GROUP_OPTIONS = ("--help", "-h", "--version", "-V", "--install-completion", "--show-completion")
 
 app = typer.Typer(
-    name="audit", add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
+    name="audit", add_completion=True, no_args_is_help=False, pretty_exceptions_enable=False,
     help="Find NVIDIA lock-in in PyTorch code, score portability per target, suggest portable rewrites.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -129,9 +130,18 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
     return given
 
 
+RICH_HELP_COLUMNS = 120  # narrower than this, rich's option table cuts names (`--force-excl…`)
+
+
 def _with_full_help(command: "typer.main.TyperGroup") -> None:
     """--help: the help of the options whose full text reads data (the --target choices come from
-    the target registry), built only now."""
+    the target registry), built only now. Piped, or on a terminal too narrow for rich's panels,
+    the help is click's plain layout, which wraps the text and never cuts an option's name."""
+    import shutil
+
+    if not sys.stdout.isatty() or shutil.get_terminal_size().columns < RICH_HELP_COLUMNS:
+        for each in (command, *getattr(command, "commands", {}).values()):
+            each.rich_markup_mode = None  # type: ignore[attr-defined]
     scan = command.commands.get("scan") if hasattr(command, "commands") else None
     shown = {key.param: key.shown_help for key in options() if key.shown_help is not None}
     for param in getattr(scan, "params", ()):
@@ -191,9 +201,12 @@ def explain(
 
 def route(args: list[str]) -> list[str]:
     """`audit PATH` means `audit scan PATH`: put `scan` in front unless a command or a group
-    option comes first. A folder named like a command needs `audit ./rules` or `audit scan rules`."""
+    option comes first; `audit check` is `audit scan`, as in ruff. A folder named like a command
+    needs `audit ./rules` or `audit scan rules`."""
     if not args:
         return ["scan"]
+    if args[0] in ALIASES:
+        return [ALIASES[args[0]], *args[1:]]
     if args[0] in COMMANDS or args[0] in GROUP_OPTIONS:
         return args
     return ["scan", *args]

@@ -38,6 +38,8 @@ class Request:
     unsafe_fixes: bool = False
     show_fixes: bool = False
     exit_non_zero_on_fix: bool = False  # with --fix: exit 1 when a file changed (ruff's)
+    show_files: bool = False  # list the files the run would audit, and exit
+    show_settings: bool = False  # print the settings, and exit
 
 
 def _env(name: str) -> bool:
@@ -77,6 +79,25 @@ def choose_format(settings: Settings, stdout: TextIO) -> str:
 _SAYS = {"notes": True, "reasons": True}
 
 
+def _show(paths: list[str], settings: Settings, request: Request) -> int:
+    """--show-settings, --show-files: print what the run would use instead of running it."""
+    lines: list[str] = []
+    if request.show_settings:
+        # only --show-settings
+        from auditor.config.show import settings_lines
+
+        lines += settings_lines(settings)
+    if request.show_files:
+        # the walk's modules, only for --show-files (a scan loads them in auditor.cache.reuse)
+        from auditor.discover.walk import discover
+
+        found = discover(paths, os.getcwd(), settings.respect_gitignore, settings.excludes,
+                         force_exclude=settings.force_exclude)
+        lines += [source.display for source in found.files]
+    _write_text("".join(f"{line}\n" for line in lines), request.output)
+    return 0
+
+
 def _note(message: str) -> None:
     if _SAYS["notes"]:
         stderr_line(f"audit: {message}")
@@ -96,6 +117,8 @@ def check_request(settings: Settings, request: Request) -> None:
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
     check_request(settings, request)
     _SAYS.update(notes=not (settings.quiet or settings.silent), reasons=not settings.silent)
+    if request.show_settings or request.show_files:
+        return _show(paths, settings, request)
     fmt = choose_format(settings, sys.stdout)
     if settings.statistics and fmt not in STATISTICS_FORMATS:
         raise ConfigError(f"--statistics works with --format {', '.join(STATISTICS_FORMATS)}, not {fmt}")
@@ -278,17 +301,21 @@ def _write(report: Report, fmt: str, output: Path | None) -> None:
 
 
 def statistics(report: Report, fmt: str) -> str:
-    """ruff's --statistics: one line per rule, most findings first: count, code, [*] if fixable, name."""
+    """ruff's --statistics: one line per rule, most findings first: count, code, `[*]` when --fix
+    can rewrite some of them (`[ ]` beside it for the others, so the names line up), name. JSON
+    adds `fixable_count`, how many of them are fixable, as ruff does."""
     import json
     from collections import Counter
 
     from auditor.fix.applicability import fixable  # only --statistics
 
     counts = Counter((f.rule, f.name) for f in report.findings)
-    fixes = {f.rule for f in report.findings if fixable(f, report.unsafe_fixes)}
+    fixes = Counter(f.rule for f in report.findings if fixable(f, report.unsafe_fixes))
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
     if fmt == "json":
-        return json.dumps([{"code": code, "name": name, "count": n, "fixable": code in fixes}
-                           for (code, name), n in rows], indent=2) + "\n"
+        return json.dumps([{"code": code, "name": name, "count": n, "fixable": code in fixes,
+                            "fixable_count": fixes.get(code, 0)} for (code, name), n in rows], indent=2) + "\n"
     width = max((len(str(n)) for _, n in rows), default=1)
-    return "".join(f"{n:>{width}}\t{code}\t{'[*] ' if code in fixes else ''}{name}\n" for (code, name), n in rows)
+    code_width = max((len(code) for (code, _), _ in rows), default=1)
+    mark = (lambda code: "[*] " if code in fixes else "[ ] ") if fixes else (lambda code: "")
+    return "".join(f"{n:>{width}}\t{code:<{code_width}}\t{mark(code)}{name}\n" for (code, name), n in rows)

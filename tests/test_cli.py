@@ -322,3 +322,63 @@ def test_internal_error_is_one_line(cli, repo, monkeypatch):
     monkeypatch.setattr(auditor.run, "scan", boom)
     code, _, err = cli(str(repo))
     assert code == 2 and err.count("\n") == 1 and "internal error" in err and "simulated bug" in err
+
+
+def test_check_is_scan_as_in_ruff(cli, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    def report(*args: str) -> dict:
+        code, out, _ = cli(*args, "--select", CORE, "--format", "json", "--no-cache")
+        assert code == 0
+        return {k: v for k, v in json.loads(out).items() if k != "run"}
+
+    assert report("check", ".") == report(".")
+    code, out, _ = cli("check", "--select", CORE, "--format", "json")  # no path: the current directory
+    assert code == 0 and sorted(rules_of(out)) == ["LK101", "LK102", "LK201"]
+    (repo / "check").mkdir()  # a folder named like the command: as with `rules`, `./check` scans it
+    (repo / "check" / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    assert {f["path"] for f in json.loads(cli("./check", "--format", "json")[1])["findings"]} == {"check/x.py"}
+
+
+def test_shell_completion_is_on(repo):
+    script = run_audit("--show-completion", "bash", cwd=repo)
+    assert script.returncode == 0 and "_AUDIT_COMPLETE" in script.stdout and "complete " in script.stdout
+    for words, expected in (("audit ex", "explain"), ("audit scan --fail-o", "--fail-on-regression")):
+        env = {"_AUDIT_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+        proc = run_audit(cwd=repo, env=env)
+        assert expected in proc.stdout.split(), (words, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("command", [["scan", "--help"], ["--help"], ["explain", "--help"]])
+def test_help_piped_at_80_columns_keeps_every_option_name(repo, command):
+    """Piped (or on a narrow terminal) the help is click's plain layout: rich's table cut names
+    (`--force-excl…`)."""
+    proc = run_audit(*command, cwd=repo, env={"COLUMNS": "80"})
+    assert proc.returncode == 0 and "…" not in proc.stdout and "╭" not in proc.stdout
+    if command[0] == "scan":
+        from auditor.config.keys import options
+
+        for key in options():
+            for flag in key.flags:
+                for name in flag.split("/"):
+                    assert name.strip() in proc.stdout, name
+        assert "--force-exclude / --no-force-exclude" in proc.stdout
+
+
+def test_show_files_and_show_settings(cli, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    (repo / ".gitignore").write_text("ignored.py\n", encoding="utf-8")
+    (repo / ".git").mkdir()
+    (repo / "ignored.py").write_text("x = y.cuda()\n", encoding="utf-8")
+    (repo / "notes.md").write_text("cuda\n", encoding="utf-8")
+    code, out, err = cli("--show-files")
+    assert code == 0 and err == "" and out.splitlines() == ["clean.py", "train.py"]
+    assert cli("check", "--show-files", "--exclude", "clean.py")[1].splitlines() == ["train.py"]
+    (repo / "pyproject.toml").write_text('[tool.lockin-auditor]\nfail-on = "major"\nexclude = ["x/"]\n',
+                                         encoding="utf-8")
+    code, out, _ = cli("--show-settings", "--target", "tpu")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith("pyproject.toml")
+    assert 'fail-on = "major"' in out and any(line.startswith('fail-on = "major"  # ') and "pyproject.toml" in line
+                                             for line in lines)
+    assert 'targets = ["tpu"]  # command line' in lines and "respect-gitignore = true  # default" in lines
+    assert not (repo / ".lockin_auditor_cache").exists()  # nothing was scanned

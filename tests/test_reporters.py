@@ -201,10 +201,17 @@ def test_json_lines(repo, capsys):
 
 def test_statistics(repo, capsys):
     code, out, _ = run(capsys, "text", "--statistics")
-    assert out.splitlines()[0] == "2\tLK102\tcuda-method-call"
+    lines = out.splitlines()
+    assert lines[0] == "2\tLK102\t[ ] cuda-method-call"  # `[ ]` keeps the names in one column, as ruff
     assert "1\tLK001\t[*] unused-suppression" in out
+    assert len({line.index("\t", line.index("\t") + 1) for line in lines}) == 1
+    assert len({len(line.split("\t")[0]) for line in lines}) == 1
     rows = json.loads(run(capsys, "json", "--statistics")[1])
-    assert rows[0] == {"code": "LK102", "name": "cuda-method-call", "count": 2, "fixable": False}
+    assert rows[0] == {"code": "LK102", "name": "cuda-method-call", "count": 2, "fixable": False, "fixable_count": 0}
+    assert next(r for r in rows if r["code"] == "LK001")["fixable_count"] == 1
+    # nothing fixable: no marks at all
+    out = run(capsys, "text", "--statistics", "--ignore", "LK001")[1]
+    assert out.splitlines()[0] == "2\tLK102\tcuda-method-call" and "[" not in out
     code, _, err = run(capsys, "sarif", "--statistics")
     assert code == 2 and "--statistics" in err
 

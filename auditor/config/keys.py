@@ -33,7 +33,8 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # files larger than this are not read (--m
 MAX_FILE_SIZE_MB = 10_000
 # The --target help names the targets of the registry (rules/targets.toml), but only when help is
 # shown: reading the registry at import would slow every start-up (see Key.shown_help).
-TARGET_HELP = "Score(s) the --fail-under gate checks: overall (default), {choices}."
+TARGET_HELP = ("Score(s) the --fail-under gate checks: overall (default), {choices}; a target also narrows "
+               "the report to it (its verdict, score and the findings that matter there).")
 CATALOGUE_KEYS = ("gpu-only-packages", "gpu-only-modules", "portable-modules")
 _VERSION = re.compile(r"\d+(\.\d+){0,2}")
 
@@ -563,6 +564,10 @@ KEYS: tuple[Key, ...] = (
     Key("summary-only", "Text, concise and markdown reports: the verdicts, scores and summary without the findings.",
         field="summary_only", type=bool, default=False,
         flags=("--summary-only",), option=bool, option_default=False, panel=OUTPUT),
+    Key("show-files", "List the files this run would audit, one per line, and exit (ruff's).",
+        to="request.show_files", flags=("--show-files",), option=bool, option_default=False, panel=OUTPUT),
+    Key("show-settings", "Print the settings this run would use, with where each came from, and exit (ruff's).",
+        to="request.show_settings", flags=("--show-settings",), option=bool, option_default=False, panel=OUTPUT),
     Key("statistics", "Print a count per rule instead of the findings.",
         field="statistics", type=bool, default=False,
         flags=("--statistics",), option=bool, option_default=False, panel=OUTPUT),
