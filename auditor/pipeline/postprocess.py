@@ -63,7 +63,7 @@ def apply_suppressions(runtime: Runtime, source: SourceFile, text: str, result: 
         ctx.findings.append(replace(finding, fix=fix))
     if ctx.findings:
         # Only a directive that names LK001 silences these: an unused catch-all would hide itself.
-        naming = [d for d in directives if d.items is not None]
+        naming = [d for d in directives if d.items is not None and d.corrected is None]
         again = suppress.apply(ctx.findings, naming)
         result.findings = sorted([*result.findings, *again.kept], key=Finding.sort_key)
         result.suppressed.extend(again.suppressed)
