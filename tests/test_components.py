@@ -176,7 +176,7 @@ LIBRARY = {
 
 def test_examples_tests_and_containers_never_fail_the_headline(tmp_path, capsys):
     document = report(write(tmp_path, LIBRARY), capsys)
-    assert document["format_version"] == 6
+    assert document["format_version"] == 7
     assert {v["verdict"] for v in document["verdicts"].values()} == {"runs"}
     assert document["scores"]["overall"] == 100.0
     parts = by_name(document)
@@ -214,7 +214,7 @@ def test_text_and_markdown_show_one_line_per_component(tmp_path, capsys):
     finally:
         os.chdir(here)
     assert "Components" in text and "examples (examples, beside" in text and "lib (package, headline" in text
-    assert "### Components" in markdown and "- examples (examples, beside" in markdown
+    assert "### Components" in markdown and "| examples | examples |" in markdown and "| lib | package |" in markdown
 
 
 # -- configuration --------------------------------------------------------------------------------

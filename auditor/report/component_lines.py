@@ -14,13 +14,14 @@ if TYPE_CHECKING:
 _ORDER = ("fails", "unknown", "runs-degraded", "runs")
 
 
-def component_line(judged: ComponentJudgement) -> str:
+def component_line(judged: ComponentJudgement, shown: tuple[str, ...] | None = None) -> str:
     """`name (kind, headline|beside, N findings in paths): fails on a, b; runs on c; score S`."""
+    shown = targets.names() if shown is None else shown
     component = judged.component
     role = "headline" if component.shipped else "beside"
     paths = ", ".join(component.paths[:3]) + (f" +{len(component.paths) - 3}" if len(component.paths) > 3 else "")
     by_word: dict[str, list[str]] = {}
-    for target in targets.names():
+    for target in shown:
         verdict = judged.verdicts.get(target)
         if verdict is not None:
             by_word.setdefault(verdict.verdict, []).append(target)
@@ -28,7 +29,7 @@ def component_line(judged: ComponentJudgement) -> str:
     overall = judged.scores.score_map().get("overall")
     score = "score withheld" if overall is None else f"score {overall:.1f}"
     reason = ""
-    for target in targets.names():
+    for target in shown:
         verdict = judged.verdicts.get(target)
         if verdict is not None and verdict.verdict == "fails" and verdict.reasons:
             first = verdict.reasons[0]
@@ -42,4 +43,4 @@ def component_lines(report: Report) -> list[str]:
     """A line per component, headline ones first; none for a pre-commit batch or a one-part repository."""
     if report.hook or len(report.components) < 2:
         return []
-    return [component_line(judged) for judged in report.components]
+    return [component_line(judged, report.shown_targets) for judged in report.components]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from auditor import targets
 from auditor.config.settings import Settings
 from auditor.portability.verdict import features, verdicts
 
@@ -115,10 +116,21 @@ class Report:
     color: str = "auto"
     to_file: bool = False
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`) too
+    summary_only: bool = False  # --summary-only: the verdicts, scores and summary without the findings
+    # --target narrows the report to these targets (None: every target); `hidden_by_target` counts
+    # the findings left out because they only matter on other targets (auditor.report.narrow).
+    focus: tuple[str, ...] | None = None
+    hidden_by_target: int = 0
 
     @property
     def root(self) -> str:
         return self.result.root
+
+    @property
+    def shown_targets(self) -> tuple[str, ...]:
+        """The targets every per-target part of the report shows, in registry order."""
+        every = targets.names()
+        return every if self.focus is None else tuple(t for t in every if t in self.focus)
 
     @cached_property
     def verdicts(self) -> dict[str, Verdict]:
@@ -160,8 +172,10 @@ class ComponentJudgement:
     findings: int
     features: tuple[Feature, ...] = ()  # its opt-in NVIDIA-only features, each with its own verdicts
 
-    def to_dict(self) -> dict:
+    def to_dict(self, shown: tuple[str, ...] | None = None) -> dict:
+        """`shown`: the targets the report shows (--target), `overall` staying in the scores."""
+        keep = set(self.verdicts) if shown is None else set(shown)
         return {**self.component.to_dict(), "shipped": self.component.shipped, "findings": self.findings,
                 "features": [feature.to_dict() for feature in self.features],
-                "verdicts": {t: v.to_dict() for t, v in self.verdicts.items()},
-                "scores": self.scores.score_map()}
+                "verdicts": {t: v.to_dict() for t, v in self.verdicts.items() if t in keep},
+                "scores": {t: v for t, v in self.scores.score_map().items() if t == "overall" or t in keep}}
