@@ -97,7 +97,9 @@ def _show(paths: list[str], settings: Settings, request: Request) -> int:
         found = discover(paths, os.getcwd(), settings.respect_gitignore, settings.excludes,
                          force_exclude=settings.force_exclude)
         lines += [source.display for source in found.files]
-    _write_text("".join(f"{line}\n" for line in lines), request.output)
+    # no scan ran: the folders named (a file's own folder) and the cwd are where no link is followed
+    guarded = [os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".") for path in paths]
+    _write_text("".join(f"{line}\n" for line in lines), request.output, [*guarded, os.getcwd()])
     return 0
 
 
