@@ -15,7 +15,6 @@ judge the shipped components (auditor.report.model)."""
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 import os
 import re
@@ -23,11 +22,13 @@ import tomllib
 from dataclasses import dataclass, field
 
 from auditor.catalogue import load_table
+from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
+from auditor.readers.setup_cfg import parse_ini
 
 PACKAGE, PROGRAM, OTHER = "package", "program", "other"
-_SETUP_PACKAGES = re.compile(r"""\bpackages\s*=\s*\[([^\]]*)\]""")
-_FIND_PACKAGES = re.compile(r"""\bfind(?:_namespace)?_packages\s*\(([^)]*)\)""")
+_SETUP_PACKAGES = re.compile(r"""\bpackages\s*=\s*\[([^\]]{0,20000})\]""")  # bounded: linear in the file
+_FIND_PACKAGES = re.compile(r"""\bfind(?:_namespace)?_packages\s*\(([^)]{0,20000})\)""")
 _STRING = re.compile(r"""["']([^"']+)["']""")
 _KEYWORD_LIST = r"""\b{}\s*=\s*[\[(]([^\])]*)[\])]"""
 _KEYWORD_STRING = r"""\b{}\s*=\s*["']([^"']+)["']"""
@@ -248,26 +249,26 @@ def _declared(root: str, pyproject: dict, inits: set[str], bases: list[str]) -> 
 
 
 def _setup_cfg(root: str, inits: set[str], bases: list[str]) -> list[str] | None:
+    """setup.cfg by the linear line parser the readers use (configparser backtracks on hostile lines)."""
     text = _text(os.path.join(root, "setup.cfg"))
     if not text:
         return None
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-        packages = parser.get("options", "packages", fallback="").strip()
-        base = parser.get("options", "package_dir", fallback="").strip()
-        base = base.partition("=")[2].strip().strip("/") if "=" in base else ""
-        bases.append(base)
-        if packages.startswith("find"):
-            find = "options.packages.find"
-            where = parser.get(find, "where", fallback=base or ".").split()
-            bases.extend(where)
-            return _find(inits, where, parser.get(find, "include", fallback="").split(),
-                         parser.get(find, "exclude", fallback="").split())
-    except (configparser.Error, ValueError):
-        return None
-    names = packages.split()
-    return [_join(base, n.replace(".", "/")) for n in names] or None
+    sections, _problems = parse_ini(text)
+
+    def get(section: str, key: str, fallback: str = "") -> str:
+        lines = sections.get(section, {}).get(key)
+        return " ".join(line for _, _, line in lines).strip() if lines else fallback
+
+    packages = get("options", "packages")
+    base = get("options", "package_dir")
+    base = base.partition("=")[2].strip().strip("/") if "=" in base else ""
+    bases.append(base)
+    if packages.startswith("find"):
+        find = "options.packages.find"
+        where = get(find, "where", base or ".").split()
+        bases.extend(where)
+        return _find(inits, where, get(find, "include").split(), get(find, "exclude").split())
+    return [_join(base, n.replace(".", "/")) for n in packages.split()] or None
 
 
 def _setup_py(root: str, inits: set[str], bases: list[str]) -> list[str] | None:
@@ -365,6 +366,6 @@ def _toml(path: str) -> dict:
     if not text:
         return {}
     try:
-        return tomllib.loads(text)
+        return toml_guard.loads(text)  # the checkout's TOML: no key shape tomllib is quadratic in (D8)
     except (tomllib.TOMLDecodeError, RecursionError):  # a hostile or broken file: no packages from it
         return {}
