@@ -27,8 +27,10 @@ from auditor.read.text import SourceError, read_regular_file
 from auditor.readers.setup_cfg import parse_ini
 
 PACKAGE, PROGRAM, OTHER = "package", "program", "other"
-_SETUP_PACKAGES = re.compile(r"""\bpackages\s*=\s*\[([^\]]{0,20000})\]""")  # bounded: linear in the file
-_FIND_PACKAGES = re.compile(r"""\bfind(?:_namespace)?_packages\s*\(([^)]{0,20000})\)""")
+# openings only: the span to the closing bracket is found once (a regex spanning it rescanned the
+# rest of the file from every unclosed opening)
+_SETUP_PACKAGES = re.compile(r"""\bpackages\s*=\s*\[""")
+_FIND_PACKAGES = re.compile(r"""\bfind(?:_namespace)?_packages\s*\(""")
 _STRING = re.compile(r"""["']([^"']+)["']""")
 _KEYWORD_LIST = r"""\b{}\s*=\s*[\[(]([^\])]*)[\])]"""
 _KEYWORD_STRING = r"""\b{}\s*=\s*["']([^"']+)["']"""
@@ -279,9 +281,8 @@ def _setup_py(root: str, inits: set[str], bases: list[str]) -> list[str] | None:
     base_match = _PACKAGE_DIR.search(text)
     base = base_match.group(1).strip("/") if base_match else ""
     bases.append(base)
-    call = _FIND_PACKAGES.search(text)
+    call, args = _span(text, _FIND_PACKAGES, ")")
     if call is not None:
-        args = call.group(1)
         where = re.search(_KEYWORD_STRING.format("where"), args)
         positional = re.match(r"""\s*["']([^"']+)["']""", args)
         folder = where.group(1) if where else positional.group(1) if positional else (base or ".")
@@ -290,11 +291,19 @@ def _setup_py(root: str, inits: set[str], bases: list[str]) -> list[str] | None:
         exclude = re.search(_KEYWORD_LIST.format("exclude"), args)
         return _find(inits, [folder], _STRING.findall(include.group(1)) if include else [],
                      _STRING.findall(exclude.group(1)) if exclude else [], namespaces="namespace" in call.group(0))
-    literal = _SETUP_PACKAGES.search(text)
+    literal, listed = _span(text, _SETUP_PACKAGES, "]")
     if literal is not None:
-        names = _STRING.findall(literal.group(1))
+        names = _STRING.findall(listed)
         return [_join(base, n.replace(".", "/")) for n in names] or None
     return None
+
+
+def _span(text: str, opening: re.Pattern, closer: str) -> tuple[re.Match | None, str]:
+    """The first opening and the text up to its closer; (None, "") when there is none or it is
+    never closed (then no later opening is closed either)."""
+    found = opening.search(text)
+    end = -1 if found is None else text.find(closer, found.end())
+    return (None, "") if found is None or end < 0 else (found, text[found.end():end])
 
 
 def _find(inits: set[str], where: list[str], include: list[str], exclude: list[str],
