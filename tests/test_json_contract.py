@@ -21,11 +21,16 @@ TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 CORE = "LK101,LK102,LK103,LK201"
 TOP_KEYS = {"tool", "format_version", "targets", "focus", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
             "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
-            "changed_lines", "suppressed"}
+            "changed_lines", "suppressed", "components"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores", "moved"}  # moved: format 6
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
-                "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
+                "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix", "component"}
+# format 6: the repository's parts, shipped ones first (auditor.analysis.components)
+COMPONENT_KEYS = {"name", "kind", "paths", "shipped", "findings", "features", "verdicts", "scores"}
+FEATURE_KEYS = {"name", "rule", "path", "line", "verdicts"}  # an opt-in NVIDIA-only feature
+COMPONENT_KINDS = {"package", "program", "examples", "scripts", "tests", "benchmarks", "docs", "containers", "ci",
+                   "other"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
 EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
 SUMMARY_KEYS = {"files", "files_with_findings", "findings", "errors", "suppressed", "by_category", "by_severity",
@@ -34,7 +39,7 @@ VERDICTS = {"runs", "runs-degraded", "fails", "unknown"}
 # format 5: the targets of the registry (rules/targets.toml), in report order, and the set `overall` averages
 PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "npu", "cpu"]
 PINNED_OVERALL = {"name": "core", "version": 1, "members": ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]}
-CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
+CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test", "feature"}
 EFFECTS = {"works", "degrades", "raises"}
 GRADES = {"A", "B", "C", "D", "F"}
 
@@ -78,7 +83,7 @@ def test_top_level(repo, capsys):
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
-    assert report["format_version"] == FORMAT_VERSION == 6
+    assert report["format_version"] == FORMAT_VERSION == 7
     assert report["targets"] == list(TARGETS) == PINNED_TARGETS
     assert report["focus"] is None  # format 6: no --target, every target
     assert report["overall"] == PINNED_OVERALL  # adding a target to the registry moves no `overall` gate
@@ -317,11 +322,31 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
     fix = Fix("display", odd, (Edit(1, 2, 1, 9, odd), Edit(3, 1, 4, 1, "")), "2.7", odd)
     findings.append(Finding("n.ipynb", 2, 1, 2, 5, "LK102", "n", "device", "major", "m", "s", {}, "2.7", "x",
                             context="guarded", cell=3, fix=fix))
-    lines = FindingLines()
+    def component(path: str) -> str | None:
+        return None if path == "p.py" else odd if path == odd else "demo"
+
+    lines = FindingLines(component)
     for finding in findings + findings:  # the second pass is served from the memo
-        expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+        expected = json.dumps({**finding.to_dict(), "component": component(finding.path)}, sort_keys=True,
+                              ensure_ascii=False, separators=(", ", ": "))
         assert lines(finding) == expected
-    assert set(findings[0].to_dict()) == FINDING_KEYS
+    assert set(findings[0].to_dict()) | {"component"} == FINDING_KEYS
+
+
+def test_components(repo, capsys):
+    report = report_of(repo, capsys)
+    components = report["components"]
+    assert components and all(set(c) == COMPONENT_KEYS for c in components)
+    assert all(c["kind"] in COMPONENT_KINDS and isinstance(c["shipped"], bool) for c in components)
+    assert [c["shipped"] for c in components] == sorted((c["shipped"] for c in components), reverse=True)
+    for c in components:
+        assert set(c["verdicts"]) == set(TARGETS) and set(c["scores"]) == {*TARGETS, "overall"}
+        assert all(v["verdict"] in VERDICTS for v in c["verdicts"].values())
+        assert all(isinstance(p, str) for p in c["paths"])
+        assert all(set(f) == FEATURE_KEYS and set(f["verdicts"]) == set(TARGETS) for f in c["features"])
+    names = {c["name"] for c in components}
+    assert all(f["component"] in names for f in report["findings"])
+    assert sum(c["findings"] for c in components) == len(report["findings"])
 
 
 def test_overall_averages_the_configured_targets(repo, capsys):

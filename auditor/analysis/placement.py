@@ -58,6 +58,9 @@ class Where:
     own: str | None = None  # the project's own package it names
     backend: BackendModule | None = None
     test: bool = False
+    feature: str | None = None  # the function an opt-in NVIDIA-only feature lives in
+    feature_line: int | None = None
+    runtime: str | None = None  # the runtime only that function imports
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -66,6 +69,19 @@ class Where:
         if integration is not None:
             where.optional, where.optional_kind = integration, "integration"
         return where
+
+
+def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
+    """The NVIDIA-only runtimes (rules/contexts.toml [feature]) a file imports, but only indented:
+    inside a function or a block, never at its top (a top-level import is the main path's)."""
+    lazy = set()
+    for name in runtimes:
+        if name not in text:
+            continue  # the common case: no regex to build
+        imports = re.findall(rf"^([ \t]*)(?:import|from)[ \t]+{re.escape(name)}\b", text, re.MULTILINE)
+        if imports and "" not in imports:
+            lazy.add(name)
+    return frozenset(lazy)
 
 
 def integration_package(path: str, text: str, contexts: dict, facts: FileFacts) -> str | None:
@@ -102,6 +118,7 @@ class Placer:
         self.display_functions = re.compile(display.get("functions", r"$^"))
         self.display_file = bool(re.search(display.get("files", r"$^"), ctx.path))
         self.integration = integration_package(ctx.path, ctx.text, table, self.facts)
+        self.lazy = lazy_runtimes(ctx.text, table.get("feature", {}).get("runtimes", ()))
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
@@ -159,9 +176,30 @@ class Placer:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
             child = parent
         self._own(where, node, fields)
+        if self.lazy and scope is not None:
+            self._feature(where, scope, fields)
         if rule.name in self.seed_rules:
             self._redundant(where, node, scope or self.ctx.module)
         return where
+
+    def _feature(self, where: Where, scope: cst.FunctionDef, fields: dict[str, Any]) -> None:
+        """A use of a runtime only functions import, inside a function: an opt-in feature."""
+        api = str(fields.get("api") or fields.get("module") or "")
+        runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
+        if runtime is not None:
+            where.feature, where.feature_line, where.runtime = scope.name.value, self._def_line(scope), runtime
+
+    def _def_line(self, scope: cst.FunctionDef) -> int | None:
+        """The line of `def name`: a function's node starts at its leading blank lines and decorators."""
+        start = self.placed.line(scope)
+        if start is None:
+            return None
+        pattern = re.compile(rf"\s*(?:async\s+)?def\s+{re.escape(scope.name.value)}\b")
+        lines = self.ctx.lines  # split once per file (the snippets use them too)
+        for number in range(start, min(len(lines), start + 200) + 1):
+            if pattern.match(lines[number - 1]):
+                return number
+        return start
 
     def _left_run(self, ancestors: tuple, index: int) -> int:
         """The index of the outermost of the `and`/`or` operations above ancestors[index] that
