@@ -35,7 +35,7 @@ class Plans:
         fixes = []
         for plan in plans:
             fix = placer.fix(plan)
-            if fix is not None and fix.edits:
+            if fix is not None and (fix.edits or fix.reason):  # no edits: a reason why it is not fixed
                 fixes.append((fix, plan.gated))
         return PlannedFix(fixes, import_only)
 

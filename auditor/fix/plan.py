@@ -62,6 +62,12 @@ class FixPlan:
     fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
     reason: str | None = None  # with `display`: why this rewrite is only shown
 
+    @classmethod
+    def held(cls, reason: str, fix_id: str = "") -> FixPlan:
+        """No rewrite for this finding, and why (every suggestion that is not applied says so): a
+        `display` fix without edits, shown as "not fixed: <reason>"."""
+        return cls("display", "", [], None, False, fix_id, reason)
+
 
 @dataclass
 class Reported:
@@ -122,6 +128,14 @@ class Rewriter:
         if self._parents is None:
             self._parents = self._map_parents()
         return self._parents.get(id(node))
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement holding `node`: the small statement (`x = ...`) or, for a class's base or a
+        compound statement's header, the compound statement."""
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            current = self.parent(current)
+        return current
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
