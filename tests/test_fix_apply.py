@@ -86,6 +86,19 @@ def test_safe_only_leaves_unsafe_fixes(tmp_path):
     assert "from torch.cuda.amp" not in text
 
 
+def test_an_import_another_module_reimports_stays(tmp_path):
+    """Issue 19, pattern 7: `from utils import autocast` elsewhere still needs utils.py's import
+    once its own use is rewritten; an import nobody else reads goes as before."""
+    amp = "from torch.cuda.amp import autocast\n\ndef run(model):\n    with autocast():\n        return model()\n"
+    (tmp_path / "utils.py").write_text(amp, encoding="utf-8")
+    (tmp_path / "solo.py").write_text(amp, encoding="utf-8")
+    (tmp_path / "train.py").write_text("from utils import autocast, run\nimport solo as s\nprint(s.run)\n", encoding="utf-8")
+    run_fix(tmp_path, unsafe=False)
+    utils, solo = ((tmp_path / name).read_text(encoding="utf-8") for name in ("utils.py", "solo.py"))
+    assert "torch.amp.autocast(" in utils and "from torch.cuda.amp import autocast\n" in utils
+    assert "torch.amp.autocast(" in solo and "from torch.cuda.amp" not in solo
+
+
 def test_diff_writes_nothing(tmp_path):
     (tmp_path / "a.py").write_text(SYNC, encoding="utf-8")
     run = run_fix(tmp_path, write=False)

@@ -73,6 +73,14 @@ class CudaAmpDeprecated(CudaApiRule):
                 "                 amp.GradScaler(enabled=False))\n", line=2,
                 fixed='import torch\nscaler = Wrapper(torch.amp.GradScaler("cuda"),\n'
                       '                 torch.amp.GradScaler("cuda", enabled=False))\n'),
+        # Inside an f-string the inserted device takes the other quote (nested quotes need Python 3.12); with
+        # both quotes taken it stays a suggestion.
+        Invalid('import torch\nlog(f"scaler: {torch.cuda.amp.GradScaler()}")\n', line=2,
+                fixed="import torch\nlog(f\"scaler: {torch.amp.GradScaler('cuda')}\")\n"),
+        Invalid("import torch\nlog(f\"{f'{torch.cuda.amp.GradScaler()}'}\")\n", line=2, fixed=UNCHANGED),
+        # Left alone: torch imported lazily (inside a function only) stays lazy: no `import torch` at the top.
+        Invalid("def train(model):\n    from torch.cuda.amp import autocast\n    with autocast():\n        return model()\n",
+                line=3, fixed=UNCHANGED),
         # isinstance checks are widened to the base class, which the rewritten scalers still are.
         Invalid("import torch\ns = torch.cuda.amp.GradScaler()\nok = isinstance(s, torch.cuda.amp.GradScaler)\n", line=3,
                 fixed='import torch\ns = torch.amp.GradScaler("cuda")\nok = isinstance(s, torch.amp.GradScaler)\n'),

@@ -115,7 +115,7 @@ def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
         return None
     if any(arg.keyword is not None and arg.keyword.value in swap.forbid for arg in args):
         return None
-    if swap.args == "int" and not all(int_like(arg.value) for arg in args):
+    if swap.args == "int" and not all(int_like(arg.value, rewriter.device_names()) for arg in args):
         return None
     if swap.keywords and sum(arg.keyword is None for arg in args) > len(swap.keywords):
         return None
@@ -186,8 +186,18 @@ def _guards_cuda(ref: Reference, rewriter: Rewriter) -> str | None:
     back through the gate). None when the check decides nothing that names CUDA."""
     node: cst.CSTNode = ref.node
     parent = rewriter.parent(node)
-    while parent is not None and not isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.BaseStatement)):
+    stated: list[cst.CSTNode] = []  # the messages beside the check: a skip's reason
+    while parent is not None and not isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.Assert,
+                                                         cst.BaseSmallStatement, cst.BaseStatement)):
+        if isinstance(node, cst.Arg) and isinstance(parent, cst.Call) and not stated:
+            stated = [a.value for a in parent.args if a is not node and _is_text(a.value)]
         node, parent = parent, rewriter.parent(parent)
+    if isinstance(parent, cst.Assert) and node is parent.test:
+        stated = [parent.msg] if parent.msg is not None else stated
+    if stated:  # `assert torch.cuda.is_available(), "requires CUDA"`, `skipif(..., reason="requires CUDA")`
+        found = _CUDA_WORD.search(" ".join(rewriter.code(n) for n in stated))
+        if found is not None:
+            return " ".join(rewriter.code(stated[0]).split())[:80]
     if not isinstance(parent, (cst.If, cst.IfExp, cst.While)) or node is not parent.test:
         return None
     branches = [parent.body, parent.orelse] if not isinstance(parent, cst.While) else [parent.body]
@@ -202,6 +212,10 @@ def _guards_cuda(ref: Reference, rewriter: Rewriter) -> str | None:
         return None
     start = max(code.rfind("\n", 0, found.start()) + 1, found.start() - 40)
     return code[start:found.end() + 40].strip().split("\n")[0][:80]
+
+
+def _is_text(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
 
 
 def _all_calls(swap: Swap, rewriter: Rewriter) -> bool:
