@@ -326,3 +326,17 @@ def test_a_notebook_in_another_json_layout_is_not_rewritten(tmp_path):
     path.write_text(text, encoding="utf-8")
     (outcome,) = run_fix(tmp_path).files
     assert "JSON layout" in outcome.error.message and path.read_text(encoding="utf-8") == text
+
+
+def test_swaps_that_do_not_apply_say_why(scan_source):
+    """Issue 19: every suggestion that is not applied says why (a lambda, unpacked arguments, a
+    `torch.cuda.device(...)` outside a `with`)."""
+    src = ("import torch\n"
+           "free = lambda: torch.cuda.empty_cache()\n"
+           "torch.cuda.synchronize(*devices)\n"
+           "ctx = torch.cuda.device(1)\n")
+    result = scan_source({"a.py": src}, cache=False, jobs=1, torch_version="2.13")
+    reasons = {f.line: f.fix.reason for f in result.findings if f.fix is not None and f.fix.applicability == "display"}
+    assert "not a statement of its own" in reasons[2]
+    assert "unpacked arguments" in reasons[3]
+    assert "`with` statement" in reasons[4]

@@ -109,23 +109,13 @@ def _swap(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
 def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
     call = ref.call
     args = list(call.args)
-    if any(arg.star for arg in args):
-        return None
-    if swap.max_args is not None and len(args) > swap.max_args:
-        return None
-    if any(arg.keyword is not None and arg.keyword.value in swap.forbid for arg in args):
-        return None
-    if swap.args == "int" and not all(int_like(arg.value, rewriter.device_names()) for arg in args):
-        return None
-    if swap.keywords and sum(arg.keyword is None for arg in args) > len(swap.keywords):
-        return None
-    if swap.context == "with" and not isinstance(rewriter.parent(call), cst.WithItem):
-        return None
-    if swap.all_calls and not _all_calls(swap, rewriter):
-        return None
+    held = _call_held(swap, call, args, rewriter)
+    if held is not None:
+        return FixPlan.held(f"not rewritten: {held}", swap.fix_id)
     spelled = rewriter.name_for(swap.to, site=ref)
     if spelled is None:
-        return None
+        return FixPlan.held(f"not rewritten: no import reaches `{swap.to}` here (the name `torch` means something "
+                            "else here, or torch is imported only lazily)", swap.fix_id)
     text, imports = spelled
     edits: list[NodeEdit] = [rewriter.replace(call.func, text), *imports, *_reshape(swap, args, rewriter)]
     statement = rewriter.lone_statement(call) if swap.guard else None
@@ -138,13 +128,36 @@ def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
         edits += [edit for edit in guard_imports if edit.content not in {e.content for e in imports}]
         if guarded:
             if statement is None:
-                return None
+                return FixPlan.held(f"not rewritten: `{swap.to}` raises without an accelerator where the CUDA call did "
+                                    "nothing, and the call is not a statement of its own that can go under `if "
+                                    "torch.accelerator.is_available():` (a lambda, a one-line `if`, an expression)",
+                                    swap.fix_id)
             if not _already_guarded(statement, rewriter):
                 edits.append(rewriter.guard(statement, guard_text + "()"))
         else:
             edits.append(rewriter.insert_before(call, "("))
             edits.append(rewriter.insert_after(call, f" if {guard_text}() else {swap.otherwise})"))
     return _plan(swap, edits, _message(swap, text, guarded))
+
+
+def _call_held(swap: Swap, call: cst.Call, args: list[cst.Arg], rewriter: Rewriter) -> str | None:
+    """Why the row does not allow this call, or None."""
+    if any(arg.star for arg in args):
+        return "unpacked arguments (`*args`/`**kwargs`) may hold what the new call takes differently"
+    if swap.max_args is not None and len(args) > swap.max_args:
+        return f"`{swap.to}` takes at most {swap.max_args} argument{'s' if swap.max_args != 1 else ''}"
+    forbidden = next((a.keyword.value for a in args if a.keyword is not None and a.keyword.value in swap.forbid), None)
+    if forbidden is not None:
+        return f"`{forbidden}=` has no counterpart in `{swap.to}`"
+    if swap.args == "int" and not all(int_like(arg.value, rewriter.device_names()) for arg in args):
+        return f"`{swap.to}` takes a device index (an int), and the argument is not known to be one"
+    if swap.keywords and sum(arg.keyword is None for arg in args) > len(swap.keywords):
+        return f"more positional arguments than `{swap.to}` takes"
+    if swap.context == "with" and not isinstance(rewriter.parent(call), cst.WithItem):
+        return "only the item of a `with` statement is rewritten (this call is stored or passed)"
+    if swap.all_calls and not _all_calls(swap, rewriter):
+        return "another reference to it in this file is not a call (an `isinstance` check would stop matching)"
+    return None
 
 
 def _reshape(swap: Swap, args: list[cst.Arg], rewriter: Rewriter) -> list[NodeEdit]:
