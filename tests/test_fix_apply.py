@@ -340,3 +340,18 @@ def test_swaps_that_do_not_apply_say_why(scan_source):
     assert "not a statement of its own" in reasons[2]
     assert "unpacked arguments" in reasons[3]
     assert "`with` statement" in reasons[4]
+
+
+@pytest.mark.parametrize("patch", ["torch.cuda.is_available = lambda: False",
+                                   'setattr(torch.cuda, "is_available", lambda: False)',
+                                   'monkeypatch.setattr("torch.cuda.is_available", lambda: False)'])
+def test_a_monkeypatched_cuda_api_is_not_swapped(tmp_path, patch):
+    """Issue 19, pattern 5: the file replaces the CUDA function; the accelerator call would bypass
+    the replacement (and the patch itself must not move to torch.accelerator)."""
+    src = f"import torch\n\n{patch}\nuse = torch.cuda.is_available()\n"
+    (tmp_path / "a.py").write_text(src, encoding="utf-8")
+    run_fix(tmp_path)
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == src
+    (tmp_path / "b.py").write_text("import torch\nuse = torch.cuda.is_available()\n", encoding="utf-8")
+    run_fix(tmp_path)
+    assert "torch.accelerator.is_available()" in (tmp_path / "b.py").read_text(encoding="utf-8")

@@ -12,6 +12,8 @@ import libcst as cst
 
 from auditor.fix.plan import FixPlan, NodeEdit, Pos, Reported, Rewriter, int_like
 from auditor.python.names import dotted_parts
+from auditor.python.syntax import string_value
+from auditor.python.tree import descendants
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -86,6 +88,10 @@ def swap_fix(report: Reported, rewriter: Rewriter) -> FixPlan | None:
     swap = swap_for(rewriter.ctx.catalogue, ref.qualified)
     if swap is None:
         return None
+    patched = set(swap.api) & _patched(rewriter)
+    if patched:
+        return FixPlan.held(f"not rewritten: this file replaces `{min(patched)}` (a monkeypatch); the new call would "
+                            "bypass the replacement", swap.fix_id)
     plan = _swap(swap, ref, rewriter)
     if plan is not None and swap.check and (mention := _guards_cuda(ref, rewriter)) is not None:
         plan.applicability = "display"
@@ -138,6 +144,39 @@ def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
             edits.append(rewriter.insert_before(call, "("))
             edits.append(rewriter.insert_after(call, f" if {guard_text}() else {swap.otherwise})"))
     return _plan(swap, edits, _message(swap, text, guarded))
+
+
+def _patched(rewriter: Rewriter) -> frozenset[str]:
+    """The qualified names this file assigns to: `torch.cuda.is_available = lambda: False`,
+    `setattr(torch.cuda, "empty_cache", f)`, `monkeypatch.setattr(torch.cuda, "is_available", ...)`,
+    `monkeypatch.setattr("torch.cuda.is_available", ...)`."""
+    state = rewriter.ctx.state
+    found = state.get("fix:patched")
+    if found is None:
+        names: set[str] = set()
+        qualify = rewriter.ctx.qualify
+        if "=" in rewriter.ctx.text or "setattr" in rewriter.ctx.text:
+            for node in descendants(rewriter.module):
+                targets: list[cst.CSTNode] = []
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [node.target]
+                elif isinstance(node, cst.Call) and node.args and dotted_parts(node.func) \
+                        and dotted_parts(node.func)[-1] == "setattr":
+                    first = node.args[0].value
+                    text = string_value(first)
+                    if text is not None:
+                        names.add(text)
+                    elif len(node.args) > 1 and (attr := string_value(node.args[1].value)) is not None:
+                        owner = qualify(first) if isinstance(first, (cst.Name, cst.Attribute)) else None
+                        if owner:
+                            names.add(f"{owner}.{attr}")
+                for target in targets:
+                    if isinstance(target, cst.Attribute) and (qualified := qualify(target)):
+                        names.add(qualified)
+        found = state["fix:patched"] = frozenset(names)
+    return found
 
 
 def _call_held(swap: Swap, call: cst.Call, args: list[cst.Arg], rewriter: Rewriter) -> str | None:
