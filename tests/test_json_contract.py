@@ -19,11 +19,11 @@ from auditor.targets import names as target_names
 TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 
 CORE = "LK101,LK102,LK103,LK201"
-TOP_KEYS = {"tool", "format_version", "targets", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
+TOP_KEYS = {"tool", "format_version", "targets", "focus", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
             "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
             "changed_lines", "suppressed"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
-BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
+BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores", "moved"}  # moved: format 6
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
                 "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
@@ -78,8 +78,9 @@ def test_top_level(repo, capsys):
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
-    assert report["format_version"] == FORMAT_VERSION == 5
+    assert report["format_version"] == FORMAT_VERSION == 6
     assert report["targets"] == list(TARGETS) == PINNED_TARGETS
+    assert report["focus"] is None  # format 6: no --target, every target
     assert report["overall"] == PINNED_OVERALL  # adding a target to the registry moves no `overall` gate
     assert report["incomplete"] is None
     assert isinstance(report["warnings"], list) and all(isinstance(w, str) for w in report["warnings"])
@@ -148,6 +149,25 @@ def test_verdicts(repo, capsys):
     assert [(r["rule"], r["path"], r["line"]) for r in verdicts["cpu"]["reasons"]] == [
         ("LK102", "pkg/a.py", 2), ("LK101", "train.py", 3)]  # most severe first, then by place
     assert verdicts["cpu"]["reasons"][0]["why"] == "`.cuda()` calls: 4 findings in 3 files"
+
+
+def test_target_narrows_the_report(repo, capsys):
+    """Format 6: `--target` narrows `targets`, the per-target objects and the findings to what matters
+    there; `overall` stays in `scores` and `grades`, and each finding's own `targets` stays whole."""
+    whole = report_of(repo, capsys)
+    report = report_of(repo, capsys, "--target", "cpu,mps")
+    assert report["focus"] == ["cpu", "mps"] and report["targets"] == ["mps", "cpu"]  # registry order
+    assert set(report["scores"]) == set(report["grades"]) == {"overall", "mps", "cpu"}
+    assert report["scores"] == {k: whole["scores"][k] for k in ("overall", "mps", "cpu")}
+    assert set(report["verdicts"]) == set(report["costs"]) == {"mps", "cpu"}
+    assert report["findings"] == [f for f in whole["findings"]
+                                  if f["targets"]["cpu"] != "works" or f["targets"]["mps"] != "works"]
+    assert all(set(f["targets"]) == set(TARGETS) for f in report["findings"])
+    # ROCm runs all of it: narrowed there, nothing is reported, the score and verdict stay
+    rocm = report_of(repo, capsys, "--target", "rocm")
+    assert rocm["findings"] == [] and rocm["summary"]["findings"] == 0
+    assert rocm["verdicts"] == {"rocm": {"verdict": "runs", "reasons": []}} and rocm["scores"]["rocm"] == 100
+    assert report_of(repo, capsys, "--target", "overall,cpu")["focus"] is None  # overall: every target
 
 
 def test_empty_repository_still_has_every_key(tmp_path, capsys):
@@ -245,7 +265,7 @@ def test_gate_baseline_and_suppressed_shape(repo, capsys, tmp_path):
     assert gate["checks"] == ["fail-on major"] and gate["reasons"] == ["1 finding(s) at or above major (--fail-on)"]
     baseline = report["baseline"]
     assert set(baseline) == BASELINE_KEYS and baseline["path"] == str(base)
-    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1
+    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1 and baseline["moved"] == []
     assert set(baseline["scores"]) == {"overall", *TARGETS}
     assert [f["path"] for f in report["findings"]] == ["new.py"]  # only what is new
     assert report["summary"]["findings"] == 1 and report["summary"]["suppressed"] == 1

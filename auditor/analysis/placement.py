@@ -111,6 +111,8 @@ class Placer:
         self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
         self._exits: dict[int, list[tuple[int, Truth, cst.CSTNode, bool]]] = {}
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
+        self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
+        self._runs: dict[int, int] = {}  # see _left_run
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
@@ -118,9 +120,15 @@ class Placer:
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
         child = node
-        for index in range(len(ancestors) - 1, -1, -1):
+        index = len(ancestors)
+        while index > 0:
+            index -= 1
             parent = ancestors[index]
             kind = type(parent)
+            if kind is cst.BooleanOperation and child is parent.left:
+                index = self._left_run(ancestors, index)  # the `and`/`or` above say nothing about it
+                child = ancestors[index]
+                continue
             if kind is cst.If:
                 self._if(where, parent, child, ancestors, index)
             elif kind is cst.IfExp:
@@ -152,11 +160,32 @@ class Placer:
             self._redundant(where, node, ancestors)
         return where
 
+    def _left_run(self, ancestors: tuple, index: int) -> int:
+        """The index of the outermost of the `and`/`or` operations above ancestors[index] that
+        each hold the one below as their left side. Ancestors share their outer part, so a node's
+        index is the same in every tuple holding it: each node of a chain is climbed once per
+        file, not once per finding in it (issue 20, D7)."""
+        climbed = []
+        top = index
+        while top > 0:
+            known = self._runs.get(id(ancestors[top]))
+            if known is not None:
+                top = known
+                break
+            above = ancestors[top - 1]
+            if type(above) is not cst.BooleanOperation or above.left is not ancestors[top]:
+                break
+            climbed.append(id(ancestors[top]))
+            top -= 1
+        for key in climbed:
+            self._runs[key] = top
+        return top
+
     # -- narrowing ------------------------------------------------------------------------------------
     def _narrow(self, where: Where, truth: Truth, test: cst.CSTNode, negated: bool = False) -> None:
         where.condition = where.condition & truth
         if self._words and not negated and where.optional is None:
-            text = self.ctx.module.code_for_node(test).lower()
+            text = self._source(test).lower()
             if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
         if where.guard is None and truth.excludes:
@@ -164,8 +193,19 @@ class Placer:
         if where.optional is None and truth.requires_package:
             where.optional, where.optional_line = self._text(test, negated), self.placed.line(test)
 
+    def _source(self, node: cst.CSTNode) -> str:
+        """The node's code: a slice of the text when the positions pass generated it (the left side
+        of a long `and` chain would otherwise be generated again for each finding in it: issue 20,
+        D7), else libcst's code generation."""
+        span = self.placed.spans.get(id(node))
+        return self.ctx.text[span[0]:span[1]] if span is not None else self.ctx.module.code_for_node(node)
+
     def _text(self, node: cst.CSTNode, negated: bool = False) -> str:
-        text = " ".join(self.ctx.module.code_for_node(node).split())
+        source = self._source(node)
+        head = source[:_SHORT * 4]  # its normalised text starts the whole one's: enough when longer than shown
+        text = " ".join(head.split())
+        if len(text) <= _SHORT and len(source) > len(head):
+            text = " ".join(source.split())
         if negated:
             text = text[4:] if text.startswith("not ") else f"not ({text})" if " " in text else f"not {text}"
         return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."
@@ -250,15 +290,33 @@ class Placer:
         return found
 
     def _decorated(self, where: Where, node: cst.FunctionDef | cst.ClassDef) -> None:
+        condition, guard, optional = self._decorations(node)
+        if condition is not None:
+            where.condition = where.condition & condition
+        if where.guard is None and guard is not None:
+            where.guard, where.guard_line = guard
+        if where.optional is None and optional is not None:
+            where.optional, where.optional_line = optional
+
+    def _decorations(self, node: cst.FunctionDef | cst.ClassDef) -> tuple[Truth | None, tuple | None, tuple | None]:
+        """What the decorators that narrow say, folded once per definition (every finding in a
+        stack of 5,000 decorators asked each of them again: issue 20, D19): (their conditions
+        together, the first guard and the first optional one, with their lines)."""
+        found = self._decorators.get(id(node))
+        if found is not None:
+            return found
+        condition: Truth | None = None
+        guard = optional = None
         for decorator in node.decorators:
             truth = self.judge.decorator(decorator.decorator)
             if truth is not None and (truth.excludes or truth.requires_package):
-                where.condition = where.condition & truth
-                text = self._text(decorator.decorator)
-                if where.guard is None and truth.excludes:
-                    where.guard, where.guard_line = f"@{text}", self.placed.line(decorator)
-                if where.optional is None and truth.requires_package:
-                    where.optional, where.optional_line = f"@{text}", self.placed.line(decorator)
+                condition = truth if condition is None else condition & truth
+                if guard is None and truth.excludes:
+                    guard = (f"@{self._text(decorator.decorator)}", self.placed.line(decorator))
+                if optional is None and truth.requires_package:
+                    optional = (f"@{self._text(decorator.decorator)}", self.placed.line(decorator))
+        found = self._decorators[id(node)] = (condition, guard, optional)
+        return found
 
     # -- siblings in dispatch chains -----------------------------------------------------------------------
     def _chain(self, head: cst.If, mine: cst.CSTNode) -> tuple[set[str], set[str]]:

@@ -236,22 +236,39 @@ def _guards_cuda(ref: Reference, rewriter: Rewriter) -> str | None:
     executorch.backends.cuda import ...` / `raise RuntimeError("CUDA is not available")`), leaving
     out the torch.cuda calls and `.cuda()` there (findings of their own, fixed or holding the file
     back through the gate). None when the check decides nothing that names CUDA."""
-    node: cst.CSTNode = ref.node
-    parent = rewriter.parent(node)
-    stated: list[cst.CSTNode] = []  # the messages beside the check: a skip's reason
-    while parent is not None and not isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.Assert,
-                                                         cst.BaseSmallStatement, cst.BaseStatement)):
-        if isinstance(node, cst.Arg) and isinstance(parent, cst.Call) and not stated:
-            stated = [a.value for a in parent.args if a is not node and _is_text(a.value)]
-        node, parent = parent, rewriter.parent(parent)
-    if isinstance(parent, cst.Assert) and node is parent.test:
-        stated = [parent.msg] if parent.msg is not None else stated
+    stated = _stated(ref, rewriter)
     if stated:  # `assert torch.cuda.is_available(), "requires CUDA"`, `skipif(..., reason="requires CUDA")`
         found = _CUDA_WORD.search(" ".join(rewriter.code(n) for n in stated))
         if found is not None:
             return " ".join(rewriter.code(stated[0]).split())[:80]
+    node, parent = rewriter.decider(ref.node)
     if not isinstance(parent, (cst.If, cst.IfExp, cst.While)) or node is not parent.test:
         return None
+    if id(parent) not in rewriter.decided:  # the same for every check in the test
+        rewriter.decided[id(parent)] = _cuda_in_branches(parent, rewriter)
+    return rewriter.decided[id(parent)]
+
+
+_STATED_DEPTH = 8  # a bounded climb: a chain of n checks must not cost n * n (issue 20, D7)
+
+
+def _stated(ref: Reference, rewriter: Rewriter) -> list[cst.CSTNode]:
+    """The messages a CUDA check is stated with: an assert's message, or the text arguments beside
+    it in the call it is an argument of (a skip's reason)."""
+    node: cst.CSTNode = ref.node
+    parent = rewriter.parent(node)
+    for _ in range(_STATED_DEPTH):
+        if parent is None or isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.BaseStatement)):
+            break
+        if isinstance(parent, cst.Assert):
+            return [parent.msg] if node is parent.test and parent.msg is not None else []
+        if isinstance(node, cst.Arg) and isinstance(parent, cst.Call):
+            return [a.value for a in parent.args if a is not node and _is_text(a.value)]
+        node, parent = parent, rewriter.parent(parent)
+    return []
+
+
+def _cuda_in_branches(parent: cst.If | cst.IfExp | cst.While, rewriter: Rewriter) -> str | None:
     branches = [parent.body, parent.orelse] if not isinstance(parent, cst.While) else [parent.body]
     code = "".join(rewriter.code(b) for b in branches if b is not None)
     heads = [name for name, targets in rewriter.ctx.resolver.import_targets.items()

@@ -21,6 +21,7 @@ from auditor.discover.files import SourceFile
 from auditor.fix.floor import resolve_floor
 from auditor.model import FileResult
 from auditor.pipeline import postprocess
+from auditor.pipeline.postprocess import failed_file
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
@@ -315,7 +316,11 @@ class _Scan:
         held_bytes = 0
         for index in misses:
             source = self.files[index]
-            data, error = read_bytes(source, self.options.max_bytes)
+            try:
+                data, error = read_bytes(source, self.options.max_bytes)
+            except Exception as exc:  # this file's error; the others go on
+                self._record(index, failed_file(source.display, exc), None)
+                continue
             if error is not None:
                 self._record(index, FileResult(source.display, errors=[error]), None)
                 continue

@@ -33,7 +33,12 @@ if TYPE_CHECKING:
 # format 4, so adding a target moves no gate); `incomplete` (null, or why scores are withheld: files
 # failed with an internal error), and then `scores`/`grades` values are null and a verdict that
 # would not be `fails` is `unknown`, whose reasons have `rule` and `line` null and the file's path.
-FORMAT_VERSION = 5
+# 6: `focus` (null, or the targets `--target` narrowed the report to: then `targets`, `verdicts`,
+# `costs` and the target keys of `scores` and `grades` are those targets only, `overall` staying,
+# and `findings` only those that matter there; each finding's own `targets` stays whole);
+# `baseline.moved` ([{from, to}]: recorded files found again under another path, paths relative
+# to the baseline's folder; their findings stay known).
+FORMAT_VERSION = 6
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -63,7 +68,8 @@ def _run_facts(result: ScanResult, report: Report | None) -> dict:
     if report is not None and report.baseline is not None:
         b = report.baseline
         baseline = {"path": b.path, "new": len(b.new), "known": len(b.known), "stale": b.stale,
-                    "known_errors": len(b.known_errors), "scores": dict(b.scores)}
+                    "known_errors": len(b.known_errors), "scores": dict(b.scores),
+                    "moved": [{"from": was, "to": now} for was, now in b.moved]}
     if report is not None and report.changed is not None:
         changed = {"base": report.changed.base, "files": len(report.changed.files), "hidden": report.hidden_by_diff}
     if report is not None and report.settings.show_suppressed:
@@ -72,25 +78,32 @@ def _run_facts(result: ScanResult, report: Report | None) -> dict:
             "suppressed": suppressed}
 
 
+def _shown(values: dict, shown: tuple[str, ...]) -> dict:
+    """`overall` and the shown targets' values, in that order."""
+    return {"overall": values["overall"], **{target: values[target] for target in shown}}
+
+
 def build_report(result: ScanResult, scores: Scores, with_findings: bool = True, report: Report | None = None) -> dict:
     """The report as a dict; `with_findings=False` leaves the findings out (render_json lays them
     out itself). With a `report`, findings and errors are the ones it reports."""
     findings = report.findings if report is not None else result.findings
     errors = report.errors if report is not None else result.errors
+    shown = report.shown_targets if report is not None else targets.names()
+    judged = report.verdicts if report is not None else verdicts(result.findings, result.errors)
     document = {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "format_version": FORMAT_VERSION,
-        "targets": list(targets.names()),
+        "targets": list(shown),
+        "focus": list(report.focus) if report is not None and report.focus is not None else None,
         "overall": (scores.overall_set or targets.overall_set()).to_dict(),
         "incomplete": scores.withheld,
-        "scores": scores.score_map(),
-        "grades": scores.grade_map(),
-        "verdicts": {target: verdict.to_dict() for target, verdict in
-                     (report.verdicts if report is not None else verdicts(result.findings, result.errors)).items()},
+        "scores": _shown(scores.score_map(), shown),
+        "grades": _shown(scores.grade_map(), shown),
+        "verdicts": {target: judged[target].to_dict() for target in shown},
         "costs": {
             target: [{"rule": c.rule, "name": c.name, "count": c.count, "files": c.files, "points": c.points}
-                     for c in costs]
-            for target, costs in scores.costs.items()
+                     for c in scores.costs[target]]
+            for target in shown
         },
         "summary": summary(result, findings, len(errors)),
         # How this run got there (what it parsed, what it reused from the cache): differs between a

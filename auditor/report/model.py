@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from auditor import targets
 from auditor.config.settings import Settings
 from auditor.portability.verdict import verdicts
 
@@ -76,10 +77,23 @@ class Report:
     color: str = "auto"
     to_file: bool = False
     unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable (`[*]`) too
+    summary_only: bool = False  # --summary-only: the verdicts, scores and summary without the findings
+    # --target narrows the report to these targets (None: every target); `hidden_by_target` counts
+    # the findings left out because they only matter on other targets (auditor.report.narrow).
+    focus: tuple[str, ...] | None = None
+    hidden_by_target: int = 0
+    # The repository's components ({name, kind, paths, verdicts, scores}), when the run judged them.
+    components: list[dict] | None = None
 
     @property
     def root(self) -> str:
         return self.result.root
+
+    @property
+    def shown_targets(self) -> tuple[str, ...]:
+        """The targets every per-target part of the report shows, in registry order."""
+        every = targets.names()
+        return every if self.focus is None else tuple(t for t in every if t in self.focus)
 
     @cached_property
     def verdicts(self) -> dict[str, Verdict]:
