@@ -136,6 +136,7 @@ class Placer:
         where = Where.of_file(self.facts, self.display_file, self.integration)
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
+        scope: cst.CSTNode | None = None  # the innermost function: an opt-in feature's home
         child = node
         index = len(ancestors)
         while index > 0:
@@ -162,6 +163,8 @@ class Placer:
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
             elif kind in (cst.FunctionDef, cst.ClassDef):
+                if scope is None and kind is cst.FunctionDef:
+                    scope = parent
                 self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
                     where.display = f"in `{parent.name.value}()`, an environment report"
