@@ -51,6 +51,7 @@ CONTEXT_FIELDS: dict[str, frozenset[str]] = {
     "redundant": frozenset({"seeder", "seed", "seed_line", "seed_at"}),
     "display": frozenset({"how", "still"}),
     "test": frozenset(),
+    "demo": frozenset(),
 }
 
 

@@ -58,6 +58,8 @@ class Where:
     own: str | None = None  # the project's own package it names
     backend: BackendModule | None = None
     test: bool = False
+    demo: bool = False  # in the `if __name__ == "__main__":` block of a package module
+    kinds: set[str] = field(default_factory=set)  # the kinds of the guards that narrow it (guards.py)
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -66,6 +68,16 @@ class Where:
         if integration is not None:
             where.optional, where.optional_kind = integration, "integration"
         return where
+
+
+def _is_main(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+            or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
+        and any(string_value(s) == "__main__" for s in sides)
 
 
 def integration_package(path: str, text: str, contexts: dict, facts: FileFacts) -> str | None:
@@ -137,10 +149,12 @@ class Placer:
             elif kind in (cst.Try, cst.TryStar) and child is parent.body and self.judge.fallback(parent):
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
+                    where.kinds.add("fallback")
             elif kind in (cst.FunctionDef, cst.ClassDef):
                 if scope is None and kind is cst.FunctionDef:
                     scope = parent
-                self._decorated(where, parent)
+                if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
+                    self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
                     where.display = f"in `{parent.name.value}()`, an environment report"
             elif kind is cst.Call and where.display is None and isinstance(child, cst.Arg) \
@@ -162,6 +176,9 @@ class Placer:
             text = self.ctx.module.code_for_node(test).lower()
             if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
+                where.kinds.add("option")
+        if truth.excludes or truth.requires_package:
+            where.kinds |= truth.kinds
         if where.guard is None and truth.excludes:
             where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
         if where.optional is None and truth.requires_package:
@@ -174,6 +191,10 @@ class Placer:
         return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."
 
     def _if(self, where: Where, node: cst.If, child: cst.CSTNode, ancestors: tuple, index: int) -> None:
+        if child is node.body and index > 0 and isinstance(ancestors[index - 1], cst.Module) and _is_main(node.test):
+            # A script's main block is the program itself, and so is a package's __main__.py.
+            where.demo = where.demo or (bool(self.facts.package) and not self.ctx.path.endswith("__main__.py"))
+            return
         if child is node.body:
             self._narrow(where, self.judge.truth(node.test), node.test)
         elif child is node.orelse:
@@ -194,6 +215,8 @@ class Placer:
             before, after = self._chain(ancestors[head], mine)
             where.served_before |= before
             where.covered |= after
+            if before:
+                where.kinds.add("dispatch")
             if child is node.body:
                 where.covered |= self._exit_siblings(node, ancestors, index)
 
@@ -222,7 +245,10 @@ class Placer:
             where.covered |= self._served(node.orelse)
         elif child is node.orelse:
             self._narrow(where, ~self.judge.truth(node.test), node.test, negated=True)
-            where.served_before |= self._served(node.body) | self._named(node.test)
+            before = self._served(node.body) | self._named(node.test)
+            where.served_before |= before
+            if before:
+                where.kinds.add("dispatch")
 
     def _after_exits(self, where: Where, block: cst.CSTNode, child: cst.CSTNode) -> None:
         exits = self._exits.get(id(block))
@@ -234,7 +260,7 @@ class Placer:
         if position is None:
             return
         for index, truth, test, whole in exits:
-            if whole or index < position:
+            if (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
 
     def _block_exits(self, block: cst.CSTNode) -> list[tuple[int, Truth, cst.CSTNode, bool]]:
@@ -257,6 +283,7 @@ class Placer:
             truth = self.judge.decorator(decorator.decorator)
             if truth is not None and (truth.excludes or truth.requires_package):
                 where.condition = where.condition & truth
+                where.kinds |= truth.kinds
                 text = self._text(decorator.decorator)
                 if where.guard is None and truth.excludes:
                     where.guard, where.guard_line = f"@{text}", self.placed.line(decorator)
@@ -299,6 +326,12 @@ class Placer:
                 continue
             if isinstance(node, cst.BooleanOperation):
                 stack.extend((node.left, node.right))
+                continue
+            devices = self.judge.compared_devices(node)
+            if devices is not None:  # `flag in ("cpu", "mps")`: a CPU value is a device chosen too
+                cuda = targets.SOURCE_PLATFORM in devices
+                named.update(t for t in targets.names()
+                             if t in devices and not (cuda and targets.has_role(t, "accepts-cuda-calls")))
                 continue
             truth = self.judge.truth(node)
             if truth.excludes:  # a "cuda" test takes ROCm too, but names no other backend for it

@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 # format 4, so adding a target moves no gate); `incomplete` (null, or why scores are withheld: files
 # failed with an internal error), and then `scores`/`grades` values are null and a verdict that
 # would not be `fails` is `unknown`, whose reasons have `rule` and `line` null and the file's path.
-FORMAT_VERSION = 5
+# 6: each finding has `guard`: the kinds of the guards behind its `guarded`/`optional` context
+# ("option", "build+env"; rules/contexts.toml, "Guard kinds"), or null; context "demo" (a package
+# module's `if __name__ == "__main__":` block, never failing a verdict, like "test").
+FORMAT_VERSION = 6
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -157,9 +160,11 @@ class FindingLines:
         since = "null" if f.min_torch is None else s(f.min_torch)
         context = "null" if f.context is None else s(f.context)
         cell = "null" if f.cell is None else f"{f.cell:d}"
+        guard = "null" if f.guard is None else s(f.guard)
         fix = "null" if f.fix is None else self.encode_effects(f.fix.to_dict())
         return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "context": {context}, '
-                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "line": {f.line:d}, '
+                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "guard": {guard}, '
+                f'"line": {f.line:d}, '
                 f'"message": {s(f.message)}, "min_torch": {since}, '
                 f'"name": {s(f.name)}, "path": {s(f.path)}, "rule": {s(f.rule)}, "severity": {s(f.severity)}, '
                 f'"snippet": {encode_basestring(f.snippet)}, "suggestion": {s(f.suggestion)}, '

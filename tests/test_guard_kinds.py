@@ -1,0 +1,142 @@
+"""Guards that do not look like `torch.cuda` checks (issue 15 item 3), each with the kind it records
+(JSON `guard`) and a trap that does not protect: HIP/ROCm build branches, option flags, availability
+objects, environment checks, device ternaries, flags followed through their assignments, and a
+package module's `if __name__ == "__main__":` demo block."""
+
+from __future__ import annotations
+
+from auditor.portability.verdict import verdicts
+
+OTHERS = ("tpu", "trainium", "mps", "xpu")
+
+
+def by_line(result, rule: str) -> dict:
+    assert not result.errors, result.errors
+    return {f.line: f for f in result.findings if f.rule == rule}
+
+
+# -- HIP / ROCm build branches ---------------------------------------------------------------------
+
+def test_the_non_hip_branch_of_a_build_does_not_fail_rocm(scan_source):
+    src = ("import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+           "IS_HIP = torch.version.hip is not None\n"
+           "if IS_HIP:\n    flags = ['-O3']\n"
+           "else:\n    ext = CUDAExtension('k', ['k.cu'])\n")
+    ext = by_line(scan_source({"setup.py": src}), "LK402")[7]
+    assert ext.context == "guarded" and "build" in ext.guard.split("+")
+    assert ext.targets["rocm"] == "works" and ext.targets["cpu"] == "raises"
+
+
+def test_a_build_target_compared_with_rocm(scan_source):
+    src = ("import os\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+           "BUILD_TARGET = os.environ.get('BUILD_TARGET', 'auto')\n"
+           "if BUILD_TARGET == 'rocm':\n    ext = None\n"
+           "else:\n    ext = CUDAExtension('k', ['k.cu'])\n")
+    ext = by_line(scan_source({"setup.py": src}), "LK402")[7]
+    assert ext.context == "guarded" and ext.targets["rocm"] == "works" and ext.targets["xpu"] == "raises"
+
+
+def test_trap_a_hip_branch_that_still_calls_nvcc_fails_rocm(scan_source):
+    src = ("import subprocess, torch\nIS_HIP = torch.version.hip is not None\n"
+           "if IS_HIP:\n    subprocess.run(['nvcc', '--version'])\n")
+    nvcc = by_line(scan_source({"setup.py": src}), "LK603")[4]
+    assert nvcc.targets["rocm"] == "raises" and "still raises on rocm" in nvcc.message
+
+
+# -- option flags and config booleans --------------------------------------------------------------
+
+def test_option_flags_record_the_option_kind(scan_source):
+    src = ("import torch\ndef f(args, cfg, m):\n"
+           "    if args.cuda:\n        m = m.cuda()\n"
+           "    if cfg.use_cuda_graphs:\n        g = torch.cuda.CUDAGraph()\n"
+           "    if not args.no_cuda:\n        m = m.cuda()\n"
+           "    return m\n")
+    result = scan_source({"a.py": src})
+    method, graph = by_line(result, "LK102"), by_line(result, "LK212")[6]
+    for finding in (method[4], graph, method[8]):
+        assert finding.context == "guarded" and finding.guard == "option", finding
+        assert all(finding.targets[t] == "works" for t in (*OTHERS, "cpu"))
+
+
+def test_trap_an_option_whose_body_is_pass_and_a_flag_that_is_always_true(scan_source):
+    src = ("import torch\nUSE_CUDA = True\n"
+           "def f(args, m):\n"
+           "    if args.cuda:\n        pass\n"
+           "    m = m.cuda()\n"
+           "    if USE_CUDA:\n        m = m.cuda()\n"
+           "    return m\n")
+    found = by_line(scan_source({"a.py": src}), "LK102")
+    for line in (6, 8):
+        assert found[line].context is None and found[line].guard is None
+        assert found[line].targets["cpu"] == "raises"
+
+
+# -- availability objects and the environment ------------------------------------------------------
+
+def test_availability_objects_and_package_flags(scan_source):
+    src = ("import torch\n"
+           "try:\n    import triton\n    HAS_TRITON = True\nexcept ImportError:\n    HAS_TRITON = False\n"
+           "def f():\n"
+           "    if HAS_TRITON:\n        torch.cuda.synchronize()\n")
+    sync = by_line(scan_source({"a.py": src}), "LK204")[9]
+    assert "package" in sync.guard.split("+") and sync.targets["cpu"] == "works"
+    assert sync.targets["mps"] == "works"  # triton is not installed on MPS: the branch is skipped
+
+
+def test_environment_checks(scan_source):
+    src = ("import os, torch\n"
+           "if 'CUDA_HOME' in os.environ:\n    torch.cuda.synchronize()\n"
+           "if os.environ.get('FORCE_CUDA', '0') == '0':\n    pass\nelse:\n    torch.cuda.synchronize()\n"
+           "if os.getenv('MY_SETTING'):\n    torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"a.py": src}), "LK204")
+    for line in (3, 7):
+        assert found[line].context == "guarded" and found[line].guard == "env"
+        assert found[line].targets["cpu"] == "works" and found[line].targets["tpu"] == "works"
+    assert found[3].targets["rocm"] == "works"  # CUDA_HOME is the CUDA toolkit's: ROCm takes the other path
+    # trap: a variable whose name says nothing about devices guards nothing
+    assert found[9].context is None and found[9].targets["cpu"] == "raises"
+
+
+def test_a_flag_assigned_from_an_availability_check_is_followed(scan_source):
+    src = ("import torch\nclass A:\n    def __init__(self):\n"
+           "        self.has_gpu = torch.cuda.is_available()\n"
+           "    def f(self):\n        if self.has_gpu:\n            torch.cuda.synchronize()\n")
+    sync = by_line(scan_source({"a.py": src}), "LK204")[7]
+    assert sync.context == "guarded" and sync.guard == "availability" and sync.targets["cpu"] == "works"
+
+
+# -- device ternaries ------------------------------------------------------------------------------
+
+def test_a_ternary_that_returns_cpu_and_mps_for_those_values(scan_source):
+    src = ("import torch\ndef g(x, flag):\n"
+           "    return x.to(flag if flag in ('cpu', 'mps') else 'cuda')\n"
+           "def h(x, flag):\n"
+           "    return x.to(flag if flag == 'cuda' else 'cuda')\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert found[3].targets["cpu"] == "works" and found[3].targets["mps"] == "works"
+    assert "raising on cpu" not in found[3].message and "mps and cpu have their own branch" in found[3].message
+    # trap: both branches are CUDA
+    assert found[5].context is None and found[5].targets["cpu"] == "raises"
+
+
+# -- demo blocks ----------------------------------------------------------------------------------
+
+PYPROJECT = "[project]\nname = 'pkg'\n[tool.setuptools.packages.find]\ninclude = ['pkg*']\n"
+MAIN = "import torch\nif __name__ == '__main__':\n    x = torch.zeros(2).cuda()\n"
+
+
+def test_a_package_modules_main_block_is_demo_code_that_never_fails_a_verdict(scan_source):
+    result = scan_source({"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/m.py": MAIN})
+    demo = by_line(result, "LK102")[3]
+    assert demo.context == "demo" and demo.targets["cpu"] == "raises"  # reported as it is
+    assert "demo code" in demo.message
+    assert verdicts([demo])["cpu"].verdict != "fails"
+
+
+def test_trap_a_script_or_a_packages_dunder_main_is_the_program(scan_source):
+    result = scan_source({"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/__main__.py": MAIN,
+                          "run.py": MAIN})
+    found = [f for f in result.findings if f.rule == "LK102"]
+    assert {f.path for f in found} == {"pkg/__main__.py", "run.py"}
+    assert all(f.context is None for f in found)
+    assert verdicts(found)["cpu"].verdict == "fails"
