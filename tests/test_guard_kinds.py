@@ -140,3 +140,63 @@ def test_trap_a_script_or_a_packages_dunder_main_is_the_program(scan_source):
     assert {f.path for f in found} == {"pkg/__main__.py", "run.py"}
     assert all(f.context is None for f in found)
     assert verdicts(found)["cpu"].verdict == "fails"
+
+
+# -- argparse defaults ----------------------------------------------------------------------------
+
+def test_an_argparse_cuda_default_degrades_instead_of_failing(scan_source):
+    src = ("import argparse, torch\np = argparse.ArgumentParser()\n"
+           "p.add_argument('-d', '--device', default='cuda', help='device')\n"
+           "p.add_argument('--name', default='x')\n"
+           "args = p.parse_args()\n"
+           "x = torch.zeros(2, device='cuda')\n")
+    found = by_line(scan_source({"train.py": src}), "LK101")
+    default = found[3]
+    assert default.context == "optional" and default.guard == "option" and default.severity == "minor"
+    assert default.targets["cpu"] == "degrades" and default.targets["mps"] == "degrades"
+    assert "`--device` option" in default.message and "command line" in default.message
+    assert verdicts([default])["cpu"].verdict == "runs-degraded"
+    # trap: a device the program hard-codes is no option the user can change
+    assert found[6].context is None and found[6].targets["cpu"] == "raises"
+
+
+def test_trap_a_default_of_another_call_is_no_option(scan_source):
+    src = "import torch\ndef make(n, device='cuda'):\n    return n\nx = dict(default='cuda')\ny = torch.zeros(2, device='cuda')\n"
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert all(f.context is None for f in found.values())
+
+
+# -- guards written in a decorator or a module-level mark do not guard themselves ------------------
+
+def test_a_skip_decorator_and_a_pytestmark_are_not_guarded_by_themselves(scan_source):
+    marked = ("import pytest, torch\n"
+              "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+              "def test_a():\n    torch.cuda.synchronize()\n")
+    decorated = ("import torch, unittest\n"
+                 "class T(unittest.TestCase):\n"
+                 "    @unittest.skipUnless(torch.cuda.is_available(), 'needs CUDA')\n"
+                 "    def test_b(self):\n        torch.cuda.synchronize()\n")
+    result = scan_source({"tests/test_m.py": marked, "tests/test_d.py": decorated})
+    checks = {(f.path, f.line): f for f in result.findings if f.rule == "LK201"}
+    for key in (("tests/test_m.py", 2), ("tests/test_d.py", 3)):
+        assert checks[key].context == "test" and checks[key].guard is None, checks[key]
+        assert "holds" not in checks[key].message
+    syncs = {(f.path, f.line): f for f in result.findings if f.rule == "LK204"}
+    assert syncs[("tests/test_m.py", 4)].context == syncs[("tests/test_d.py", 5)].context == "test+guarded"
+
+
+# -- values followed in one module ------------------------------------------------------------------
+
+def test_env_names_followed_through_local_assignments_and_tuple_unpacking(scan_source):
+    src = ("import os\n"
+           "key, value = 'NCCL_ASYNC_ERROR_HANDLING', '1'\n"
+           "os.environ[key] = value\n"
+           "name = 'NCCL_DEBUG'\n"
+           "os.environ.setdefault(name, 'INFO')\n"
+           "print(name)\n"
+           "def setter(var):\n    os.environ[var] = '1'\n"
+           "other = 'NCCL_DEBUG'\nother = 'HOME'\n"
+           "os.environ[other] = '1'\n")
+    found = by_line(scan_source({"a.py": src}), "LK304")
+    assert sorted(found) == [3, 5]  # not the print, a parameter, nor a name assigned twice
+    assert found[3].message.startswith("`NCCL_ASYNC_ERROR_HANDLING`") and found[5].message.startswith("`NCCL_DEBUG`")

@@ -126,9 +126,10 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     values["subject"] = render(getattr(rule, "subject", "`{api}`"), values) or f"This {rule.name} tie"
     primary = next((n for n in _PRIMARY if n in names), None)
     if primary is not None:
-        key = f"{where.optional_kind}_message" if primary == "optional" and where.optional_kind != "code" else "message"
-        message = render(contexts.get(primary, {}).get(key, "{message}"), values) or message
-        suggestion = render(contexts.get(primary, {}).get("suggestion", "{suggestion}"), values) or suggestion
+        table = contexts.get(primary, {})
+        kind = f"{where.optional_kind}_" if primary == "optional" and where.optional_kind != "code" else ""
+        message = render(table.get(f"{kind}message", "{message}"), values) or message
+        suggestion = render(table.get(f"{kind}suggestion", table.get("suggestion", "{suggestion}")), values) or suggestion
         values.update(message=message, suggestion=suggestion)
     for name in ("demo", "test"):  # said after the message of the primary context
         if name in names:

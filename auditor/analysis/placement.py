@@ -117,6 +117,7 @@ class Placer:
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
+        self.option_calls = frozenset(table.get("guards", {}).get("options", {}).get("calls", ()))
         self.features: dict[str, tuple[str, ...]] = {
             name: tuple(words) for name, words in table.get("guards", {}).get("features", {}).items()}
         self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
@@ -163,11 +164,25 @@ class Placer:
             elif kind is cst.Arg and where.display is None and parent.keyword is not None \
                     and parent.keyword.value in self.display_keywords:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
+            elif kind is cst.Arg and index > 0 and where.optional is None:
+                self._option_default(where, parent, ancestors[index - 1])
             child = parent
         self._own(where, node, fields)
         if rule.name in self.seed_rules:
             self._redundant(where, node, scope or self.ctx.module)
         return where
+
+    def _option_default(self, where: Where, arg: cst.Arg, call: cst.CSTNode) -> None:
+        """`parser.add_argument("--device", default="cuda")`: the value a user overrides on the command
+        line (`--device cpu`); other targets lose the default, not the program."""
+        if arg.keyword is None or arg.keyword.value != "default" or not isinstance(call, cst.Call) \
+                or callee_name(call) not in self.option_calls:
+            return
+        flags = [text for a in call.args if a.keyword is None
+                 for text in (string_value(a.value),) if text is not None and text.startswith("-")]
+        if flags:
+            where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
+            where.kinds.add("option")
 
     # -- narrowing ------------------------------------------------------------------------------------
     def _narrow(self, where: Where, truth: Truth, test: cst.CSTNode, negated: bool = False) -> None:
