@@ -200,3 +200,31 @@ def test_env_names_followed_through_local_assignments_and_tuple_unpacking(scan_s
     found = by_line(scan_source({"a.py": src}), "LK304")
     assert sorted(found) == [3, 5]  # not the print, a parameter, nor a name assigned twice
     assert found[3].message.startswith("`NCCL_ASYNC_ERROR_HANDLING`") and found[5].message.startswith("`NCCL_DEBUG`")
+
+
+def test_a_build_constant_imported_inside_a_function_is_a_build_guard(scan_source):
+    src = ("import os\nclass B:\n    def extra_ldflags(self):\n"
+           "        import torch.utils.cpp_extension\n"
+           "        CUDA_HOME = torch.utils.cpp_extension.CUDA_HOME\n"
+           "        if CUDA_HOME is None:\n            ldflags = ['-laio']  # the ROCm case\n"
+           "        else:\n            ldflags = [os.path.join(CUDA_HOME, 'lib64')]\n"
+           "        return ldflags\n")
+    lib = by_line(scan_source({"op_builder/a.py": src}), "LK402")[9]
+    assert lib.context == "guarded" and "build" in lib.guard.split("+") and lib.targets["cpu"] == "works"
+
+
+# -- messages true for the code (item 4) -----------------------------------------------------------
+
+def test_a_class_that_raises_without_its_optional_import_has_no_fallback(scan_source):
+    src = ("try:\n    import cupy\nexcept ImportError:\n    cupy = None\n\n"
+           "class CupyComm:\n    def __init__(self):\n"
+           "        if cupy is None:\n            raise ImportError('CupyComm needs cupy')\n"
+           "        self.stream = cupy.cuda.Stream()\n\n"
+           "def g():\n    if cupy is None:\n        return None\n    return cupy.zeros(3)\n\n"
+           "def h():\n    return cupy.ones(3)\n")
+    found = by_line(scan_source({"a.py": src}), "LK404")
+    required = found[10]
+    assert required.context == "optional" and "fallback runs" not in required.message
+    assert "raises (`if cupy is None: raise`, line 8)" in required.message
+    # traps: an early return is a way around it, and a use with no test says nothing of a raise
+    assert "raises" not in found[15].message and "raises" not in found[18].message

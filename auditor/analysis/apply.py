@@ -128,6 +128,11 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     if primary is not None:
         table = contexts.get(primary, {})
         kind = f"{where.optional_kind}_" if primary == "optional" and where.optional_kind != "code" else ""
+        if primary == "optional":
+            required, required_line = where.required or ("", None)
+            values.update(required=required, required_line=required_line)
+            if where.required is not None and where.optional_kind in ("code", "import"):
+                kind = "required_"  # `if cupy is None: raise`: where the package is missing this raises, no fallback
         message = render(table.get(f"{kind}message", "{message}"), values) or message
         suggestion = render(table.get(f"{kind}suggestion", table.get("suggestion", "{suggestion}")), values) or suggestion
         values.update(message=message, suggestion=suggestion)

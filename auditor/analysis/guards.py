@@ -161,6 +161,12 @@ class Vocabulary:
     option_words: frozenset[str] = frozenset()  # name parts of an option about CUDA (`use_cuda_graphs`)
     negations: frozenset[str] = frozenset()  # `no_cuda`, `disable_gpu`: the option says the opposite
     falsy: frozenset[str] = frozenset()  # values an option compared with means "off" ("0", "false")
+    build_names: dict[str, frozenset[str]] = field(default_factory=dict)  # CUDA_HOME, ROCM_HOME, IS_HIP_EXTENSION
+
+    def build_name(self, name: str) -> frozenset[str] | None:
+        """Where a build constant imported from a build module holds (`CUDA_HOME`, `IS_HIP_EXTENSION`),
+        by its name when the import is out of reach (a function's own `import torch.utils.cpp_extension`)."""
+        return self.build_names.get(name)
 
     def device(self, text: str) -> frozenset[str] | None:
         """The platforms a device string ("cuda:0", "xpu") stands for; None when it is none."""
@@ -194,6 +200,7 @@ def _vocabulary(guards: dict) -> Vocabulary:
     target_flag = re.compile(template.replace("{words}", "|".join(map(re.escape, target_words)))) \
         if template and target_words else None
     env = guards.get("env", {})
+    build = tuple(guards.get("build", {}).get("prefixes", ()))
     return Vocabulary(
         words=words,
         available={name: frozenset(p) for name, p in guards.get("available", {}).items()},
@@ -212,11 +219,13 @@ def _vocabulary(guards: dict) -> Vocabulary:
         env={name: frozenset(p) for name, p in env.get("names", {}).items()},
         env_lookups=frozenset(env.get("lookups", ())),
         environ=frozenset(env.get("mappings", ())),
-        build_prefixes=tuple(guards.get("build", {}).get("prefixes", ())),
+        build_prefixes=build,
         target_flag=target_flag,
         option_words=frozenset(options.get("words", ())),
         negations=frozenset(options.get("negations", ())),
         falsy=frozenset(options.get("falsy", ())),
+        build_names={name.rsplit(".", 1)[-1]: frozenset(p) for name, p in guards.get("available", {}).items()
+                     if name.startswith(build) and name.rsplit(".", 1)[-1].isupper()},
     )
 
 
@@ -284,6 +293,9 @@ class Judge:
         for pattern, platforms in self.vocab.flags:
             if pattern.fullmatch(last):
                 return on(platforms, certain=False, kind=_flag_kind(last))
+        built = self.vocab.build_name(last) if qualified is None or qualified.startswith("torch") else None
+        if built is not None:
+            return on(built, certain=True, kind="build")
         if isinstance(node, cst.Name) and qualified is not None and not qualified.startswith("torch"):
             # `if triton:` / `if xm is not None:` / `if flash_attn_func:`: an import tested for presence
             return self._package(qualified.split(".", 1)[0]) or OPTIONAL
@@ -555,6 +567,17 @@ class Judge:
         if not self._exits(last):
             return None
         return ~self.truth(statement.test)
+
+    def requirement(self, statement: cst.CSTNode) -> bool:
+        """`if cupy is None: raise ImportError(...)` (no else): the code after it needs the optional
+        package and raises where it is missing; there is no fallback."""
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            return False
+        body = statement.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine) and last.body:
+            last = last.body[-1]
+        return isinstance(last, cst.Raise) and not self._exits(last) and (~self.truth(statement.test)).requires_package
 
     def exits_block(self, statement: cst.If) -> bool:
         """Whether the body of an `if` always leaves the block (return, continue, break, raise)."""

@@ -59,6 +59,8 @@ class Where:
     backend: BackendModule | None = None
     test: bool = False
     demo: bool = False  # in the `if __name__ == "__main__":` block of a package module
+    # `if cupy is None: raise ...` before it in its block: (the test, its line); no fallback runs
+    required: tuple[str, int | None] | None = None
     kinds: set[str] = field(default_factory=set)  # the kinds of the guards that narrow it (guards.py)
 
     @classmethod
@@ -122,6 +124,7 @@ class Placer:
             name: tuple(words) for name, words in table.get("guards", {}).get("features", {}).items()}
         self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
         self._exits: dict[int, list[tuple[int, Truth, cst.CSTNode, bool]]] = {}
+        self._requirements: dict[int, list[tuple[int, str, int | None]]] = {}
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
         self._seeds: dict[int, list[tuple[str, str, int | None]]] = {}
 
@@ -147,6 +150,8 @@ class Placer:
                     self._narrow(where, left, parent.left)
             elif kind in (cst.IndentedBlock, cst.Module):
                 self._after_exits(where, parent, child)
+                if where.required is None:
+                    self._required(where, parent, child)
             elif kind in (cst.Try, cst.TryStar) and child is parent.body and self.judge.fallback(parent):
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
@@ -277,6 +282,20 @@ class Placer:
         for index, truth, test, whole in exits:
             if (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
+
+    def _required(self, where: Where, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> None:
+        found = self._requirements.get(id(block))
+        if found is None:  # once per block: every finding below it asks
+            found = self._requirements[id(block)] = [
+                (index, f"if {self._text(statement.test)}: raise", self.placed.line(statement))
+                for index, statement in enumerate(block.body)
+                if isinstance(statement, cst.If) and self.judge.requirement(statement)]
+        if not found:
+            return
+        position = next((i for i, statement in enumerate(block.body) if statement is child), None)
+        before = [(text, line) for index, text, line in found if position is not None and index < position]
+        if before:
+            where.required = before[0]
 
     def _block_exits(self, block: cst.CSTNode) -> list[tuple[int, Truth, cst.CSTNode, bool]]:
         """(index, what must hold after it, the test, applies to the whole block) per guard statement."""
