@@ -228,3 +228,11 @@ def test_a_class_that_raises_without_its_optional_import_has_no_fallback(scan_so
     assert "raises (`if cupy is None: raise`, line 8)" in required.message
     # traps: an early return is a way around it, and a use with no test says nothing of a raise
     assert "raises" not in found[15].message and "raises" not in found[18].message
+
+
+def test_a_cuda_named_class_of_a_flat_repository_is_not_called_another_librarys(scan_source):
+    result = scan_source({"cuda_graphs.py": "import torch\nclass CudaGraphRunner:\n    pass\n",
+                          "train.py": "from cuda_graphs import CudaGraphRunner\nr = CudaGraphRunner()\n"})
+    found = [f for f in result.findings if f.rule == "LK298"]
+    assert found and all("another library's CUDA" not in f.message for f in found)
+    assert all("by its name" in f.message for f in found)
