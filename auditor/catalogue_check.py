@@ -52,6 +52,7 @@ CONTEXT_FIELDS: dict[str, frozenset[str]] = {
     "display": frozenset({"how", "still"}),
     "test": frozenset(),
     "demo": frozenset(),
+    "feature": frozenset({"feature", "feature_line", "runtime"}),
 }
 
 

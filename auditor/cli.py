@@ -30,17 +30,19 @@ from auditor.cache.folder import CacheDirRefused
 from auditor.config import ConfigError
 from auditor.config.keys import options
 from auditor.console import silence_stdout, stderr_line
+from auditor.sandbox.interpreter import make_path_safe
 from auditor.targets import CatalogueError
 
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
     from auditor.config.settings import Settings
 
-COMMANDS = ("scan", "rules", "explain")
+COMMANDS = ("scan", "rules", "explain", "plan")
+ALIASES = {"check": "scan"}  # ruff's habit: `audit check .` is `audit .`
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
-GROUP_OPTIONS = ("--help", "-h", "--version", "-V")
+GROUP_OPTIONS = ("--help", "-h", "--version", "-V", "--install-completion", "--show-completion")
 
 app = typer.Typer(
-    name="audit", add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
+    name="audit", add_completion=True, no_args_is_help=False, pretty_exceptions_enable=False,
     help="Find NVIDIA lock-in in PyTorch code, score portability per target, suggest portable rewrites.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -118,7 +120,10 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
     settings = replace(settings, progress=_show_progress(settings))
     if request["show_fixes"] and not (request["fix"] or request["diff"]):
         raise UsageProblem("--show-fixes lists what --fix or --diff changes; add one of them")
-    return execute(given, settings, Request(**request))
+    try:
+        return execute(given, settings, Request(**request))
+    except EOFError as exc:  # click would report it as Ctrl-C ("interrupted", exit 130): it is a failure
+        raise RuntimeError(f"unexpected end of data from a child process ({exc or 'EOF'})") from None
 
 
 def _existing_paths(paths: list[Path] | None) -> list[str]:
@@ -129,9 +134,18 @@ def _existing_paths(paths: list[Path] | None) -> list[str]:
     return given
 
 
+RICH_HELP_COLUMNS = 120  # narrower than this, rich's option table cuts names (`--force-excl…`)
+
+
 def _with_full_help(command: "typer.main.TyperGroup") -> None:
     """--help: the help of the options whose full text reads data (the --target choices come from
-    the target registry), built only now."""
+    the target registry), built only now. Piped, or on a terminal too narrow for rich's panels,
+    the help is click's plain layout, which wraps the text and never cuts an option's name."""
+    import shutil
+
+    if not sys.stdout.isatty() or shutil.get_terminal_size().columns < RICH_HELP_COLUMNS:
+        for each in (command, *getattr(command, "commands", {}).values()):
+            each.rich_markup_mode = None  # type: ignore[attr-defined]
     scan = command.commands.get("scan") if hasattr(command, "commands") else None
     shown = {key.param: key.shown_help for key in options() if key.shown_help is not None}
     for param in getattr(scan, "params", ()):
@@ -141,7 +155,7 @@ def _with_full_help(command: "typer.main.TyperGroup") -> None:
 
 def _show_progress(settings: "Settings") -> bool:
     """A progress bar only where a person watches: stderr is a terminal, not CI, not pre-commit."""
-    if settings.output_format not in (None, "text") or not sys.stderr.isatty():
+    if settings.output_format not in (None, "text") or settings.quiet or settings.silent or not sys.stderr.isatty():
         return False
     return not any(os.environ.get(name, "").lower() not in ("", "0", "false") for name in ("CI", "PRE_COMMIT"))
 
@@ -166,24 +180,70 @@ def list_rules(
 
 
 @app.command()
-def explain(code_or_name: Annotated[str, typer.Argument(help="A rule code (LK101) or name (hardcoded-cuda-device).")]) -> int:
+def explain(
+    code_or_name: Annotated[str | None, typer.Argument(
+        help="A rule code (LK101) or name (hardcoded-cuda-device).", show_default=False)] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every rule's docs, in code order.")] = False,
+    output_format: Annotated[ListFormat, typer.Option("--format", "-f", help="Docs format.")] = ListFormat.text,
+) -> int:
     """Print a rule's docs: what it does, why it matters, an example and what to use instead."""
     # the rules and rich load only for `audit explain`
-    from auditor.checks.registry import find_rule
-    from auditor.report.rules_view import print_explanation
+    from auditor.checks.registry import all_rules, close_rules, find_rule
+    from auditor.report.rules_view import print_explanations
 
-    rule = find_rule(code_or_name)
-    if rule is None:
-        raise UsageProblem(f"unknown rule {code_or_name!r}; run `audit rules` to list them")
-    print_explanation(rule)
+    if every == (code_or_name is not None):
+        raise UsageProblem("give one rule (`audit explain LK101`, a code or a name) or --all, not "
+                           + ("both" if every else "neither"))
+    rules = all_rules() if every else [find_rule(code_or_name or "")]
+    if rules[0] is None:
+        near = close_rules(code_or_name or "")
+        hint = f"did you mean {' or '.join(near)}? " if near else ""
+        raise UsageProblem(f"unknown rule {code_or_name!r}; {hint}run `audit rules` to list them")
+    print_explanations([r for r in rules if r is not None], output_format.value, single=not every)
+    return 0
+
+
+class PlanFormat(StrEnum):
+    markdown = "markdown"
+    json = "json"
+    html = "html"
+
+
+@app.command("plan")
+def plan(
+    path: Annotated[Path, typer.Argument(help="The repository to plan a move for.")] = Path("."),
+    target: Annotated[str | None, typer.Option("--target", "-t", help="The target to plan the move to; without it, "
+                                               "the targets are ranked.", show_default=False)] = None,
+    output_format: Annotated[PlanFormat, typer.Option("--format", "-f", help="Plan format.")] = PlanFormat.markdown,
+    write_tests: Annotated[Path | None, typer.Option("--write-tests", help="Write test_parity_T.py and bench_T.py "
+                                                     "into this folder.", show_default=False)] = None,
+    entry: Annotated[str | None, typer.Option("--entry", help="module:function that builds the model and inputs "
+                                              "for the parity test and benchmark.", show_default=False)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the results cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Where the results cache lives.",
+                                                   show_default=False)] = None,
+) -> int:
+    """Plan a move to one target in seven steps (--target T), or rank the targets for PATH."""
+    # only `audit plan` loads the plan's modules and catalogue
+    from auditor.plan.command import PlanRequest, PlanUsage, run_plan
+
+    try:
+        text = run_plan(PlanRequest(str(path), target, output_format.value, write_tests, entry, not no_cache,
+                                    str(cache_dir) if cache_dir is not None else None))
+    except PlanUsage as exc:
+        raise UsageProblem(str(exc)) from None
+    sys.stdout.write(text)
     return 0
 
 
 def route(args: list[str]) -> list[str]:
     """`audit PATH` means `audit scan PATH`: put `scan` in front unless a command or a group
-    option comes first. A folder named like a command needs `audit ./rules` or `audit scan rules`."""
+    option comes first; `audit check` is `audit scan`, as in ruff. A folder named like a command
+    needs `audit ./rules` or `audit scan rules`."""
     if not args:
         return ["scan"]
+    if args[0] in ALIASES:
+        return [ALIASES[args[0]], *args[1:]]
     if args[0] in COMMANDS or args[0] in GROUP_OPTIONS:
         return args
     return ["scan", *args]
@@ -244,5 +304,6 @@ def _standard_streams() -> None:
 
 
 def entry_point() -> None:
+    make_path_safe()  # what this process and its children import never comes from the checkout
     _standard_streams()
     sys.exit(main())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,7 @@ from auditor.analysis.apply import apply
 from auditor.analysis.placement import Where
 from auditor.analysis.project import NO_FACTS
 from auditor.catalogue import ApiEntry, Catalogue
-from auditor.model import FileError, Finding
+from auditor.model import MAX_FINDINGS_PER_FILE, FileError, Finding, omitted_error
 from auditor.python.names import Resolver, dotted_parts
 from auditor.read.text import split_lines
 from auditor.targets import effect_fields, fact_fields
@@ -38,6 +39,28 @@ class Reference:
         return self.statement if self.statement is not None else self.node
 
 
+class FindingList(list):
+    """A file's findings, holding at most MAX_FINDINGS_PER_FILE; the rest counted per rule."""
+
+    def __init__(self, omitted: dict[str, int]) -> None:
+        super().__init__()
+        self.omitted = omitted
+
+    @property
+    def full(self) -> bool:
+        return len(self) >= MAX_FINDINGS_PER_FILE
+
+    def append(self, finding: Finding) -> None:
+        if len(self) >= MAX_FINDINGS_PER_FILE:
+            self.omitted[finding.rule] = self.omitted.get(finding.rule, 0) + 1
+        else:
+            super().append(finding)
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            self.append(finding)
+
+
 def _render(template: str, fields: dict[str, Any]) -> str:
     try:
         return template.format(**fields)
@@ -55,7 +78,8 @@ class FileContext:
         self.catalogue = catalogue
         self.kind = kind
         self.facts = facts
-        self.findings: list[Finding] = []
+        self.omitted: dict[str, int] = {}  # rule code -> findings over MAX_FINDINGS_PER_FILE, not kept
+        self.findings: list[Finding] = FindingList(self.omitted)
         self.errors: list[FileError] = []
         self.state: dict[str, Any] = {}  # per-rule scratch space, keyed by rule code
         self._lines: list[str] | None = None
@@ -67,6 +91,10 @@ class FileContext:
             self._lines = split_lines(self.text)
         return self._lines
 
+    def result_errors(self) -> list[FileError]:
+        """The file's error entries, with the count of the findings it did not keep."""
+        return [*self.errors, omitted_error(self.path, self.omitted)] if self.omitted else list(self.errors)
+
     def error(self, kind: str, message: str) -> None:
         """Record that (part of) this file could not be read; other findings still count."""
         error = FileError(self.path, kind, message)
@@ -76,7 +104,10 @@ class FileContext:
     def make_finding(self, rule: Rule, line: int, column: int, end_line: int, end_column: int,
                      fields: dict[str, Any], where: Where | None = None) -> Finding:
         """The finding as its context makes it (analysis.apply): `where` comes from the placement
-        of a Python node; other findings get what the file's path and project say."""
+        of a Python node; other findings get what the file's path and project say. Once the file
+        holds MAX_FINDINGS_PER_FILE, only the rule of a finding matters: it is counted, not kept."""
+        if getattr(self.findings, "full", False):
+            return self._counted(rule)
         snippet = self.lines[line - 1].strip()[:200] if 0 < line <= len(self.lines) else ""
         fields.setdefault("snippet", snippet)
         min_torch = fields.get("min_torch") or rule.min_torch
@@ -105,6 +136,16 @@ class FileContext:
             targets=applied.effects, min_torch=min_torch, snippet=snippet, context=applied.context,
             guard=applied.guard, fix=fields.get("__fix"),
         )
+
+    def _counted(self, rule: Rule) -> Finding:
+        """A bare finding of `rule` for FindingList to count (one per rule and file)."""
+        key = f"__counted {rule.code}"
+        bare = self.state.get(key)
+        if bare is None:
+            bare = self.state[key] = Finding(path=self.path, line=1, column=1, end_line=1, end_column=1, rule=rule.code,
+                                             name=rule.name, category=rule.category.value, severity="", message="",
+                                             suggestion="", targets={}, min_torch=None, snippet="", context=None)
+        return bare
 
     def file_where(self) -> Where:
         """The context every finding of this file shares (test-only path, backend module)."""
@@ -158,6 +199,9 @@ class PythonContext(FileContext):
     def report(self, rule: Rule, node: cst.CSTNode, end_node: cst.CSTNode | None = None, **fields: Any) -> None:
         """Report `node` (up to the end of `end_node` when given); positions are computed after the
         walk, once per file."""
+        if len(self.pending) >= MAX_FINDINGS_PER_FILE:  # placing them is what costs: count the rest
+            self.omitted[rule.code] = self.omitted.get(rule.code, 0) + 1
+            return
         if end_node is not None:
             fields["__end_node"] = end_node
         self.pending.append((rule, node, fields))

@@ -4,8 +4,10 @@ against what was found, judge the gate, render the report, and give the exit cod
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -13,12 +15,14 @@ from typing import TextIO
 from auditor.config import ConfigError, nearest
 from auditor.config.settings import Settings
 from auditor.console import silence_stdout, stderr_line
+from auditor.gates.focus import focus_of, narrow
 from auditor.gates.judge import HOOK_FAIL_ON, GateInput, evaluate
 from auditor.model import FileError, Finding, withheld_reason
 from auditor.pipeline.scan import scan
 from auditor.portability.score import Scores, compute_scores
 from auditor.report import REPORTERS, render
 from auditor.report.model import Report, ScanResult
+from auditor.sandbox.safe_files import requested_output
 
 TRUTHY_OFF = ("", "0", "false")
 STATISTICS_FORMATS = ("text", "concise", "json")
@@ -36,6 +40,9 @@ class Request:
     diff: bool = False  # print the fixes as a diff and write nothing
     unsafe_fixes: bool = False
     show_fixes: bool = False
+    exit_non_zero_on_fix: bool = False  # with --fix: exit 1 when a file changed (ruff's)
+    show_files: bool = False  # list the files the run would audit, and exit
+    show_settings: bool = False  # print the settings, and exit
 
 
 def _env(name: str) -> bool:
@@ -70,11 +77,53 @@ def choose_format(settings: Settings, stdout: TextIO) -> str:
     return "text"
 
 
+# What this run may say on stderr beyond errors: warnings and notes (not with --quiet or --silent),
+# why a gate failed (not with --silent).
+_SAYS = {"notes": True, "reasons": True}
+
+
+def _show(paths: list[str], settings: Settings, request: Request) -> int:
+    """--show-settings, --show-files: print what the run would use instead of running it."""
+    lines: list[str] = []
+    if request.show_settings:
+        # only --show-settings
+        from auditor.config.show import settings_lines
+
+        lines += settings_lines(settings)
+    if request.show_files:
+        # the walk's modules, only for --show-files (a scan loads them in auditor.cache.reuse)
+        from auditor.discover.walk import discover
+
+        found = discover(paths, os.getcwd(), settings.respect_gitignore, settings.excludes,
+                         force_exclude=settings.force_exclude)
+        lines += [source.display for source in found.files]
+    # no scan ran: the folders named (a file's own folder) and the cwd are where no link is followed
+    guarded = [os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".") for path in paths]
+    _write_text("".join(f"{line}\n" for line in lines), request.output, [*guarded, os.getcwd()])
+    return 0
+
+
 def _note(message: str) -> None:
-    stderr_line(f"audit: {message}")
+    if _SAYS["notes"]:
+        stderr_line(f"audit: {message}")
+
+
+def check_request(settings: Settings, request: Request) -> None:
+    """Combinations that cannot mean what they say: exit 2 before anything is read."""
+    if settings.fail_on_regression and settings.baseline is None and request.write_baseline is None:
+        where = settings.origin("fail-on-regression")
+        raise ConfigError(f"{'--fail-on-regression' if where.startswith('--') else f'fail-on-regression in {where}'} "
+                          f"compares the scores with a baseline's, and no baseline is given: add --baseline FILE (or "
+                          f"`baseline` in the configuration), or write one first with --write-baseline FILE")
+    if request.exit_non_zero_on_fix and not request.fix:
+        raise ConfigError("--exit-non-zero-on-fix judges what --fix changed; add --fix")
 
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
+    check_request(settings, request)
+    _SAYS.update(notes=not (settings.quiet or settings.silent), reasons=not settings.silent)
+    if request.show_settings or request.show_files:
+        return _show(paths, settings, request)
     fmt = choose_format(settings, sys.stdout)
     if settings.statistics and fmt not in STATISTICS_FORMATS:
         raise ConfigError(f"--statistics works with --format {', '.join(STATISTICS_FORMATS)}, not {fmt}")
@@ -82,6 +131,7 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     if output is not None and not output.parent.is_dir():
         raise ConfigError(f"cannot write {output}: folder {output.parent} does not exist; choose a writable --output path")
     hook = hook_run(paths)
+    changed_by_fix = False
     result = scan(paths, settings, base=os.getcwd())
     for warning in result.warnings:
         _note(f"warning: {warning}")
@@ -93,19 +143,23 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         fixed = run_fixes(result, settings, request.unsafe_fixes, write=not request.diff, show=request.show_fixes,
                           rescan=lambda: scan(paths, settings, base=os.getcwd()))
         if request.diff:  # the diff is the output; ruff's exit code: 1 when there is something to fix
-            _write_text(fixed.run.diff(), output)
+            if not settings.silent:
+                _write_text(fixed.run.diff(), output, guarded_folders(result))
             return 1 if fixed.run.changed else 0
         result = fixed.result
+        changed_by_fix = bool(fixed.run.changed)
     if request.add_noqa:
         return _add_noqa(result)
-    scores = compute_scores(result.findings, settings.overall_targets, withheld_reason(result.errors))
+    shipped, shipped_errors = result.headline()  # the headline judges what the repository ships
+    scores = compute_scores(shipped, settings.overall_targets, withheld_reason(shipped_errors))
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:
         # only --write-baseline
         from auditor.gates.baseline import write_baseline
 
-        count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores))
+        count = write_baseline(str(request.write_baseline), findings, errors, result.root, _score_map(scores),
+                               guarded_folders(result))
         if scores.withheld is not None:
             _note(f"the baseline records no scores: {scores.withheld}")
         _note(f"wrote {count} finding(s) and {len(errors)} unreadable file(s) to the baseline {request.write_baseline}")
@@ -122,6 +176,8 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
 
         changed = changed_lines(settings.diff_base, result.scan_root)
         findings, errors, hidden = _on_changed_lines(result, findings, errors, changed)
+    focus = focus_of(settings)
+    findings, off_focus = narrow(findings, focus)
     gate = _judge(result, settings, findings, errors, scores, comparison, hook, nothing_to_check,
                   skip=request.write_baseline is not None)
     suppressed = list(result.suppressed)
@@ -130,10 +186,15 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         suppressed.sort(key=lambda item: item[0].sort_key())
     report = Report(result, scores, findings, errors, gate, settings, suppressed, comparison, changed, hidden,
                     hook=hook, quiet=settings.quiet, color=request.color, to_file=output is not None,
-                    unsafe_fixes=request.unsafe_fixes)
-    _write(report, fmt, output)
-    for reason in gate.reasons:
-        _note(reason)
+                    unsafe_fixes=request.unsafe_fixes, summary_only=settings.summary_only, focus=focus,
+                    hidden_by_target=off_focus)
+    if not settings.silent:
+        _write(report, fmt, output)
+    if _SAYS["reasons"]:
+        for reason in gate.reasons:
+            stderr_line(f"audit: {reason}")
+    if request.exit_non_zero_on_fix and changed_by_fix and not settings.exit_zero and gate.exit_code == 0:
+        return 1  # ruff's --exit-non-zero-on-fix: a commit hook that fixed files must stop the commit
     return gate.exit_code
 
 
@@ -194,49 +255,47 @@ def _add_noqa(result: ScanResult) -> int:
     from auditor.gates.add_noqa import add_noqa
 
     files = {f.display: (f.path, f.kind) for f in result.files}
-    outcome = add_noqa(result.findings, files)
+    outcome = add_noqa(result.findings, files, result.scan_root or result.root)
     for path, why in sorted(set(outcome.skipped)):
         _note(f"warning: no suppression added in {path}: {why}")
     _note(f"added {outcome.added} suppression comment(s) in {outcome.files} file(s)")
     return 0
 
 
-def _write_text(text: str, output: Path | None) -> None:
-    try:
-        if output is None:
-            if sys.stdout is not None:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-        else:
-            with open(output, "w", encoding="utf-8", errors="backslashreplace") as stream:
-                stream.write(text)
-    except BrokenPipeError:
-        silence_stdout()
-    except OSError as exc:  # a full disk, /dev/full: a plain error, exit 2
-        if output is None:
-            silence_stdout()
-        where = output if output is not None else "the report to stdout"
-        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
+def guarded_folders(result: ScanResult) -> list[str]:
+    """Where a write must never follow a link: the scanned folder and the working directory."""
+    return [folder for folder in (result.scan_root, result.root, os.getcwd()) if folder]
+
+
+def _write_text(text: str, output: Path | None, guarded: list[str]) -> None:
+    _write_with(lambda stream: stream.write(text), output, guarded)
 
 
 def _write(report: Report, fmt: str, output: Path | None) -> None:
+    def write(stream: TextIO) -> None:
+        if report.settings.statistics:
+            stream.write(statistics(report, fmt))
+        else:
+            render(fmt, report, stream)
+
+    _write_with(write, output, guarded_folders(report.result))
+
+
+def _write_with(write: Callable[[TextIO], object], output: Path | None, guarded: list[str]) -> None:
+    """stdout, or the file the user named through auditor/sandbox/safe_files.py (never through a link the
+    checkout planted; a regular file replaced atomically)."""
     try:
-        # backslashreplace: a stray lone surrogate becomes `\udcff` text instead of a crash
-        stream = open(output, "w", encoding="utf-8", errors="backslashreplace") if output is not None else sys.stdout
-    except OSError as exc:
-        raise ConfigError(f"cannot write {output}: {exc.strerror}; choose a writable --output path") from None
-    if stream is None:
-        return  # stdout is closed: there is nowhere to write the report
-    try:
-        try:
-            if report.settings.statistics:
-                stream.write(statistics(report, fmt))
-            else:
-                render(fmt, report, stream)
+        if output is None:
+            if sys.stdout is not None:  # else stdout is closed: there is nowhere to write the report
+                write(sys.stdout)
+                sys.stdout.flush()
+            return
+        with requested_output(str(output), guarded) as raw:
+            # backslashreplace: a stray lone surrogate becomes `\udcff` text instead of a crash
+            stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace")
+            write(stream)
             stream.flush()
-        finally:
-            if output is not None:
-                stream.close()
+            stream.detach()
     except BrokenPipeError:  # `audit . | head`: the reader has what it wanted; keep the gate's code
         silence_stdout()
     except OSError as exc:  # a full disk, /dev/full: a plain error, exit 2
@@ -247,17 +306,21 @@ def _write(report: Report, fmt: str, output: Path | None) -> None:
 
 
 def statistics(report: Report, fmt: str) -> str:
-    """ruff's --statistics: one line per rule, most findings first: count, code, [*] if fixable, name."""
+    """ruff's --statistics: one line per rule, most findings first: count, code, `[*]` when --fix
+    can rewrite some of them (`[ ]` beside it for the others, so the names line up), name. JSON
+    adds `fixable_count`, how many of them are fixable, as ruff does."""
     import json
     from collections import Counter
 
     from auditor.fix.applicability import fixable  # only --statistics
 
     counts = Counter((f.rule, f.name) for f in report.findings)
-    fixes = {f.rule for f in report.findings if fixable(f, report.unsafe_fixes)}
+    fixes = Counter(f.rule for f in report.findings if fixable(f, report.unsafe_fixes))
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
     if fmt == "json":
-        return json.dumps([{"code": code, "name": name, "count": n, "fixable": code in fixes}
-                           for (code, name), n in rows], indent=2) + "\n"
+        return json.dumps([{"code": code, "name": name, "count": n, "fixable": code in fixes,
+                            "fixable_count": fixes.get(code, 0)} for (code, name), n in rows], indent=2) + "\n"
     width = max((len(str(n)) for _, n in rows), default=1)
-    return "".join(f"{n:>{width}}\t{code}\t{'[*] ' if code in fixes else ''}{name}\n" for (code, name), n in rows)
+    code_width = max((len(code) for (code, _), _ in rows), default=1)
+    mark = (lambda code: "[*] " if code in fixes else "[ ] ") if fixes else (lambda code: "")
+    return "".join(f"{n:>{width}}\t{code:<{code_width}}\t{mark(code)}{name}\n" for (code, name), n in rows)

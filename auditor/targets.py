@@ -34,10 +34,16 @@ SOURCE_PLATFORM = "nvidia"  # what the code is locked into: a platform of the gu
 OTHERS = "others"  # in an effects row: every target no name or role of the row matched
 EFFECTS = ("works", "degrades", "raises")
 _NAME = re.compile(r"[a-z][a-z0-9]*\Z")
-_STRINGS = ("words", "available", "helpers", "attributes", "requires", "siblings", "visibility", "docs")
+_STRINGS = ("words", "available", "helpers", "attributes", "requires", "siblings", "visibility", "backend_modules",
+            "docs")
 _TEXTS = ("called", "vendor", "device", "image", "image_pattern", "dockerfile", "backend", "monitoring",
-          "wheel_index", "install", "kernels", "container")
+          "wheel_index", "install", "kernels", "container", "label", "build")
 _PATTERNS = ("image_pattern", "dockerfile")
+# What the generated parity test and benchmark put into code (auditor/plan/devices.py): checked here so
+# that a bad registry value stops the run with the block's name, not a generated file.
+_DEVICE = re.compile(r"[a-z][a-z0-9_]*\Z")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+BUILDS = ("cuda", "hip", "xpu")  # the attributes of torch.version that name a build
 _KEYS = frozenset({"name", "display", "roles", *_STRINGS, *_TEXTS})
 
 
@@ -55,9 +61,10 @@ class Target:
     costs every start-up (the configuration imports this module) more than the rest of it.
 
     Lists of strings (tuples): words, available, helpers, attributes, requires, siblings, visibility,
-    docs. Texts ("" when absent): called, vendor, device, image, image_pattern, dockerfile, backend,
-    monitoring, wheel_index, install, kernels (how a CUDA kernel is ported there), container (how a
-    container or a pod asks for the device). See rules/targets.toml for what each means."""
+    backend_modules, docs. Texts ("" when absent): called, vendor, device, image, image_pattern,
+    dockerfile, backend, monitoring, wheel_index, install, kernels (how a CUDA kernel is ported there),
+    container (how a container or a pod asks for the device), label (how the generated files name it),
+    build (the torch.version attribute of its build). See rules/targets.toml for what each means."""
 
     __slots__ = ("name", "display", "roles", *_STRINGS, *_TEXTS)
 
@@ -219,7 +226,20 @@ def _target(block: Any, index: int) -> Target:
         if not isinstance(value, str):
             raise RegistryError(f"{where}: `{key}` must be a string")
         fields[key] = value
+    _check_generated(fields, where)
     return Target(name=name, display=display, roles=frozenset(roles), **fields)
+
+
+def _check_generated(fields: dict[str, Any], where: str) -> None:
+    """The values the generated parity test and benchmark write into code: a device type, dotted
+    module names and a torch.version attribute."""
+    if fields["device"] and not _DEVICE.match(fields["device"]):
+        raise RegistryError(f"{where}: `device` must be a torch device type such as 'tpu' (got {fields['device']!r})")
+    bad = next((m for m in fields["backend_modules"] if not _MODULE.match(m)), None)
+    if bad is not None:
+        raise RegistryError(f"{where}: `backend_modules` {bad!r} is not a dotted module name")
+    if fields["build"] and fields["build"] not in BUILDS:
+        raise RegistryError(f"{where}: `build` must be one of {', '.join(BUILDS)} (got {fields['build']!r})")
 
 
 def pattern_errors(target: Target, keys: tuple[str, ...] = ("helpers", "requires", *_PATTERNS)) -> list[str]:

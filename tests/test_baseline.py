@@ -5,6 +5,9 @@ recorded, and --fail-on-regression compares scores with the baseline's."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -112,8 +115,36 @@ def test_fail_on_regression(repo, capsys):
     code, report, err = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on-regression", "--select",
                               "LK101,LK102,LK401")
     assert code == 1 and "below the baseline's" in err and "--fail-on-regression" in err
+
+
+
+def test_fail_on_regression_without_a_baseline_is_a_usage_error(repo, capsys):
     code, _, err = audit(capsys, "--fail-on-regression")
-    assert code == 1 and "needs a baseline" in err
+    assert code == 2 and err.count("\n") == 1 and "--baseline" in err and "--fail-on-regression" in err
+    (repo / "lockin-auditor.toml").write_text("fail-on-regression = true\n", encoding="utf-8")
+    code, _, err = audit(capsys)
+    assert code == 2 and "fail-on-regression in" in err and "lockin-auditor.toml" in err
+    # --no-baseline drops the configuration's baseline and its regression gate with it
+    (repo / "lockin-auditor.toml").write_text('fail-on-regression = true\nbaseline = "b.json"\n', encoding="utf-8")
+    assert audit(capsys, "--no-baseline")[0] == 0
+    assert audit(capsys, "--no-baseline", "--fail-on-regression")[0] == 2
+
+
+def test_regression_if_baseline_replaces_the_command_lines_threshold(repo, capsys):
+    write_baseline(capsys)
+    assert audit(capsys, "--fail-under", "99")[0] == 1  # the legacy lock-in is below 99
+    assert audit(capsys, "--fail-under", "99", "--regression-if-baseline")[0] == 1  # no baseline: the threshold
+    with_baseline = ("--baseline", "lockin-baseline.json", "--fail-under", "99", "--regression-if-baseline")
+    code, report, _ = audit(capsys, *with_baseline)
+    assert code == 0 and report["gate"]["passed"]
+    (repo / "src" / "kernel.cu").write_text("__global__ void k() {}\n", encoding="utf-8")
+    code, _, err = audit(capsys, *with_baseline, "--select", "LK101,LK102,LK401")
+    assert code == 1 and "below the baseline's" in err and "--fail-under" not in err
+    # a threshold the configuration sets (the hook with `args: []`) stays a gate
+    (repo / "src" / "kernel.cu").unlink()
+    (repo / "lockin-auditor.toml").write_text("fail-under = 99\n", encoding="utf-8")
+    code, _, err = audit(capsys, "--baseline", "lockin-baseline.json", "--regression-if-baseline")
+    assert code == 1 and "below" in err and "fail-under" in err
 
 
 @pytest.mark.parametrize("content", ["not json", '{"tool": "other"}', '{"tool": "lockin-auditor", "format": 99}',
@@ -122,3 +153,95 @@ def test_a_broken_baseline_is_a_clear_error(repo, content):
     (repo / "b.json").write_text(content, encoding="utf-8")
     with pytest.raises(ConfigError, match="--write-baseline"):
         load_baseline(str(repo / "b.json"))
+
+
+# -- moved and renamed files (auditor.gates.moves) -----------------------------------------------------
+
+MORE = OLD + "torch.cuda.synchronize()\nmodel.half().cuda()\n"
+
+
+def test_a_plain_rename_keeps_the_baseline(repo, capsys):
+    """No git here (the fixture's .git is an empty folder): the moved file is matched by its content."""
+    (repo / "src" / "train.py").write_text(MORE, encoding="utf-8")
+    write_baseline(capsys)
+    (repo / "src" / "train.py").rename(repo / "src" / "trainer.py")
+    code, report, _ = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "info")
+    assert code == 0 and report["findings"] == [] and report["baseline"]["stale"] == 0
+    assert report["baseline"]["known"] == 4 and report["baseline"]["moved"] == [
+        {"from": "src/train.py", "to": "src/trainer.py"}]
+    text = main([".", "--no-cache", "--select", "LK101,LK102,LK204", "--baseline", "lockin-baseline.json",
+                 "--color", "never"])
+    assert text == 0 and "moved since the baseline (its findings stay known): src/train.py -> src/trainer.py" in \
+        capsys.readouterr().out
+    # moved and edited: the old lock-in stays known, the new line is new
+    (repo / "lib").mkdir()
+    (repo / "src" / "trainer.py").rename(repo / "lib" / "loop.py")
+    (repo / "lib" / "loop.py").write_text('"""moved"""\n' + MORE + "y = z.cuda()\n", encoding="utf-8")
+    code, report, err = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "info")
+    assert code == 1 and [(f["path"], f["line"]) for f in report["findings"]] == [("lib/loop.py", 7)]
+    assert report["baseline"]["known"] == 4 and report["baseline"]["stale"] == 0
+
+
+def test_a_copy_or_a_small_overlap_is_not_a_move(repo, capsys):
+    (repo / "src" / "train.py").write_text(MORE, encoding="utf-8")
+    write_baseline(capsys)
+    # a copy: the original still exists, so the copy's lock-in is new
+    (repo / "src" / "copy.py").write_text(MORE, encoding="utf-8")
+    report = audit(capsys, "--baseline", "lockin-baseline.json")[1]
+    assert {f["path"] for f in report["findings"]} == {"src/copy.py"} and report["baseline"]["moved"] == []
+    (repo / "src" / "copy.py").unlink()
+    # the original gone, but the new file holds one of its four findings: a new file, not a move
+    (repo / "src" / "train.py").unlink()
+    (repo / "src" / "other.py").write_text("import torch\nmodel = Net().cuda()\nw = 1\n", encoding="utf-8")
+    report = audit(capsys, "--baseline", "lockin-baseline.json")[1]
+    assert [f["path"] for f in report["findings"]] == ["src/other.py"] and report["baseline"]["stale"] == 4
+    # two files share one old file's lock-in: the one holding most of it takes the move
+    (repo / "src" / "other.py").write_text(OLD + "torch.cuda.synchronize()\n", encoding="utf-8")
+    (repo / "src" / "half.py").write_text(OLD, encoding="utf-8")
+    report = audit(capsys, "--baseline", "lockin-baseline.json")[1]
+    assert report["baseline"]["moved"] == [{"from": "src/train.py", "to": "src/other.py"}]
+    assert {f["path"] for f in report["findings"]} == {"src/half.py"} and report["baseline"]["stale"] == 1
+
+
+def test_a_baseline_never_looks_outside_its_folder(repo, capsys):
+    """A baseline entry pointing out of the repository is never looked up on disk, so it never
+    lends its findings to a file here."""
+    (repo / "src" / "train.py").write_text(MORE, encoding="utf-8")
+    write_baseline(capsys)
+    document = json.loads((repo / "lockin-baseline.json").read_text(encoding="utf-8"))
+    for entry in document["findings"]:
+        entry["path"], entry["fingerprint"] = "../elsewhere/train.py", "0" * 20 + entry["fingerprint"][20:]
+    (repo / "lockin-baseline.json").write_text(json.dumps(document), encoding="utf-8")
+    report = audit(capsys, "--baseline", "lockin-baseline.json")[1]
+    assert report["baseline"]["moved"] == [] and report["baseline"]["known"] == 0
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_mv_keeps_the_baseline(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "checkout"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "train.py").write_text(MORE, encoding="utf-8")
+    env = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    monkeypatch.chdir(root)
+    write_baseline(capsys)
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    (root / "pkg").mkdir()
+    git("mv", "src/train.py", "pkg/train_loop.py")
+    git("commit", "-qm", "move")
+    assert (root / "pkg" / "train_loop.py").exists() and not (root / "src" / "train.py").exists()
+    code, report, _ = audit(capsys, "--baseline", "lockin-baseline.json", "--fail-on", "info")
+    assert code == 0 and report["findings"] == [] and report["baseline"]["known"] == 4
+    assert report["baseline"]["moved"] == [{"from": "src/train.py", "to": "pkg/train_loop.py"}]
+    # the pre-commit batch names only the moved file: the same answer
+    code = main(["pkg/train_loop.py", "--format", "json", "--no-cache", "--select", "LK101,LK102,LK204",
+                 "--baseline", "lockin-baseline.json", "--fail-on", "info"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["findings"] == []

@@ -102,3 +102,75 @@ def test_parse_diff_handles_quoted_names_new_and_deleted_files(tmp_path):
     files: dict = {}
     parse_diff(text, str(tmp_path), files)
     assert files == {str(tmp_path / "x"): {2, 3, 11}, str(tmp_path / "t\tab.py"): {1}, str(tmp_path / "img.py"): None}
+
+
+def moved_on(repo) -> None:
+    """A branch from `main`, then `main` moves on: it rewrites line 2 and adds a file, both
+    with lock-in the branch never touched; the branch adds one line of its own."""
+    git(repo, "checkout", "-qb", "feature")
+    with open(repo / "train.py", "a", encoding="utf-8") as handle:
+        handle.write("f = g.cuda()  # the branch's line\n")  # line 6
+    git(repo, "commit", "-qam", "feature")
+    git(repo, "checkout", "-q", "main")
+    (repo / "train.py").write_text(OLD.replace("Net().cuda()", "Net().to(dev)"), encoding="utf-8")
+    (repo / "later.py").write_text("import torch\nlate = x.cuda()\n", encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "main moves on")
+    git(repo, "checkout", "-q", "feature")
+
+
+@pytest.mark.parametrize("base", ["main", "main...HEAD", "main..."])
+def test_the_base_is_where_the_branch_left_it_not_its_tip(repo, capsys, base):
+    """Issue 18, item 1: against main's tip, line 2 (which main rewrote since) read as changed
+    by the branch. As `git diff main...HEAD`, only the branch's own line counts."""
+    moved_on(repo)
+    expected = subprocess.run(["git", "diff", "-U0", f"{base.partition('...')[0]}...HEAD"], cwd=repo,
+                              capture_output=True, text=True, check=True).stdout
+    assert "+f = g.cuda()" in expected and "Net()" not in expected  # what git itself calls the branch's change
+    code = main([".", "--format", "json", "--no-cache", "--select", "LK102", "--diff-base", base])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert sorted((f["path"], f["line"]) for f in report["findings"]) == [("train.py", 6)]
+    assert report["changed_lines"]["base"] == base
+
+
+def test_the_merge_base_with_uncommitted_work_on_top(repo, capsys):
+    moved_on(repo)
+    (repo / "wip.py").write_text("import torch\nw = v.cuda()\n", encoding="utf-8")
+    with open(repo / "util.py", "a", encoding="utf-8") as handle:
+        handle.write("u = t.cuda()\n")  # line 3, unstaged
+    assert changed(capsys)[1] == [("train.py", 6), ("util.py", 3), ("wip.py", 2)]
+
+
+@pytest.mark.parametrize(("base", "says"), [
+    ("main..HEAD", "two-dot"), ("main...feature", "must be HEAD"), ("...HEAD", "give a branch"),
+])
+def test_ranges_other_than_ref_dot_dot_dot_head_are_usage_errors(repo, capsys, base, says):
+    git(repo, "branch", "feature")
+    assert main([".", "--no-cache", "--diff-base", base]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err
+
+
+def test_unrelated_history_or_a_shallow_clone_says_to_fetch_it(repo, capsys):
+    git(repo, "checkout", "-q", "--orphan", "other")
+    git(repo, "commit", "-qm", "unrelated")
+    assert main([".", "--no-cache", "--diff-base", "main"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no common ancestor" in err and "fetch-depth: 0" in err
+
+
+def test_a_shallow_clone_reads_and_says_what_to_fetch(repo, capsys, tmp_path, monkeypatch):
+    """actions/checkout fetches one commit by default: the merge-base is not there."""
+    moved_on(repo)
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--no-single-branch", f"file://{repo}", str(clone))
+    monkeypatch.chdir(clone)
+    assert (clone / ".git" / "shallow").exists()
+    assert main([".", "--no-cache", "--diff-base", "origin/main"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no common ancestor" in err and "fetch-depth: 0" in err
+    git(clone, "fetch", "-q", "--unshallow")
+    code = main([".", "--format", "json", "--no-cache", "--select", "LK102", "--diff-base", "origin/main"])
+    assert code == 0
+    assert [(f["path"], f["line"]) for f in json.loads(capsys.readouterr().out)["findings"]] == [("train.py", 6)]

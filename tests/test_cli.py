@@ -99,6 +99,33 @@ def test_explain_unknown_rule(cli):
     assert err.count("\n") == 1 and "audit rules" in err
 
 
+@pytest.mark.parametrize(("typo", "meant"), [("LK12", "LK102"), ("cuda-method-cal", "LK102 cuda-method-call"),
+                                             ("hardcoded-cuda-devise", "hardcoded-cuda-device")])
+def test_explain_says_did_you_mean(cli, typo, meant):
+    code, out, err = cli("explain", typo)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "did you mean" in err and meant in err
+
+
+def test_explain_all_and_json(cli):
+    from auditor.checks.registry import all_rules
+
+    codes = [rule.code for rule in all_rules()]
+    code, out, _ = cli("explain", "--all")
+    assert code == 0 and [line.split()[1] for line in out.splitlines() if line.startswith("# LK")] == codes
+    code, out, _ = cli("explain", "LK102", "--format", "json")
+    record = json.loads(out)
+    assert code == 0 and record["code"] == "LK102" and record["name"] == "cuda-method-call"
+    assert record["markdown"].startswith("# LK102 cuda-method-call") and record["why"] and record["instead"]
+    assert {"id", "applicability", "min_torch", "summary"} == set(record["fixes"][0]) if record["fixes"] else True
+    listed = json.loads(cli("rules", "--format", "json")[1])
+    assert {k: record[k] for k in listed[0]} == next(r for r in listed if r["code"] == "LK102")
+    code, out, _ = cli("explain", "--all", "-f", "json")
+    assert code == 0 and [r["code"] for r in json.loads(out)] == codes
+    for args in (["explain", "--all", "LK102"], ["explain"]):
+        code, out, err = cli(*args)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "--all" in err
+
+
 def test_help(cli):
     code, out, _ = cli("--help")
     assert code == 0 and "scan" in out and "explain" in out
@@ -134,9 +161,24 @@ def test_output_into_missing_folder_is_a_usage_error(cli, repo, tmp_path):
     assert code == 2 and err.count("\n") == 1 and "--output" in err
 
 
-def test_quiet_text_report(cli, repo):
-    code, out, _ = cli(str(repo), "--select", CORE, "-q")
-    assert code == 0 and "Portability score" in out and "fix:" not in out
+def test_quiet_and_silent_as_ruff(cli, repo):
+    """ruff's -q prints the diagnostics and nothing else, -s nothing at all (the exit code speaks);
+    --summary-only is the other way round: everything but the findings."""
+    code, out, err = cli(str(repo), "--select", CORE, "-q", "--no-cache", "--format", "concise")
+    assert code == 0 and err == "" and out and all(": LK" in line for line in out.splitlines())
+    code, out, err = cli(str(repo), "--select", CORE, "--quiet", "--no-cache")
+    assert code == 0 and err == "" and "LK102" in out and "fix:" in out
+    assert "Portability score" not in out and "Does it run" not in out and "category" not in out
+    code, out, err = cli(str(repo), "--select", CORE, "-s", "--no-cache", "--fail-under", "99")
+    assert code == 1 and out == "" and err == ""
+    code, out, err = cli(str(repo), "--select", CORE, "-q", "--no-cache", "--fail-under", "99")
+    assert code == 1 and "below --fail-under 99" in err  # -q still says why it exits 1
+    code, out, err = cli(str(repo), "--select", CORE, "--silent", "--no-cache", "-o", str(repo / "r.txt"))
+    assert code == 0 and out == err == "" and not (repo / "r.txt").exists()
+    code, out, err = cli(str(repo / "nothere"), "-s")
+    assert code == 2 and "path not found" in err  # an error that exits 2 still says why
+    code, out, _ = cli(str(repo), "--select", CORE, "--summary-only", "--no-cache")
+    assert code == 0 and "Portability score" in out and "Does it run" in out and "fix:" not in out
 
 
 def test_cache_options(cli, repo, tmp_path):
@@ -224,7 +266,7 @@ USAGE_ERRORS = [
     ([".", "--fail-on", "critical"], "critical"),
     ([".", "--select", "LK999"], "LK999"),
     ([".", "--ignore", "no-such-rule"], "no-such-rule"),
-    (["explain"], "code_or_name"),
+    (["explain"], "--all"),
     (["explain", "nope"], "nope"),
     (["rules", "--format", "yaml"], "yaml"),
 ]
@@ -280,3 +322,65 @@ def test_internal_error_is_one_line(cli, repo, monkeypatch):
     monkeypatch.setattr(auditor.run, "scan", boom)
     code, _, err = cli(str(repo))
     assert code == 2 and err.count("\n") == 1 and "internal error" in err and "simulated bug" in err
+
+
+def test_check_is_scan_as_in_ruff(cli, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    def report(*args: str) -> dict:
+        code, out, _ = cli(*args, "--select", CORE, "--format", "json", "--no-cache")
+        assert code == 0
+        return {k: v for k, v in json.loads(out).items() if k != "run"}
+
+    assert report("check", ".") == report(".")
+    code, out, _ = cli("check", "--select", CORE, "--format", "json")  # no path: the current directory
+    assert code == 0 and sorted(rules_of(out)) == ["LK101", "LK102", "LK201"]
+    (repo / "check").mkdir()  # a folder named like the command: as with `rules`, `./check` scans it
+    (repo / "check" / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    assert {f["path"] for f in json.loads(cli("./check", "--format", "json")[1])["findings"]} == {"check/x.py"}
+
+
+def test_shell_completion_is_on(repo):
+    # the script the shell sources, asked for as the installed hook asks (`--show-completion` alone
+    # detects the shell from the process tree, which a CI runner may not have)
+    script = run_audit(cwd=repo, env={"_AUDIT_COMPLETE": "source_bash"})
+    assert script.returncode == 0 and "_AUDIT_COMPLETE" in script.stdout and "complete " in script.stdout
+    for words, expected in (("audit ex", "explain"), ("audit scan --fail-o", "--fail-on-regression")):
+        env = {"_AUDIT_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+        proc = run_audit(cwd=repo, env=env)
+        assert expected in proc.stdout.split(), (words, proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("command", [["scan", "--help"], ["--help"], ["explain", "--help"]])
+def test_help_piped_at_80_columns_keeps_every_option_name(repo, command):
+    """Piped (or on a narrow terminal) the help is click's plain layout: rich's table cut names
+    (`--force-excl…`)."""
+    proc = run_audit(*command, cwd=repo, env={"COLUMNS": "80"})
+    assert proc.returncode == 0 and "…" not in proc.stdout and "╭" not in proc.stdout
+    if command[0] == "scan":
+        from auditor.config.keys import options
+
+        for key in options():
+            for flag in key.flags:
+                for name in flag.split("/"):
+                    assert name.strip() in proc.stdout, name
+        assert "--force-exclude / --no-force-exclude" in proc.stdout
+
+
+def test_show_files_and_show_settings(cli, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    (repo / ".gitignore").write_text("ignored.py\n", encoding="utf-8")
+    (repo / ".git").mkdir()
+    (repo / "ignored.py").write_text("x = y.cuda()\n", encoding="utf-8")
+    (repo / "notes.md").write_text("cuda\n", encoding="utf-8")
+    code, out, err = cli("--show-files")
+    assert code == 0 and err == "" and out.splitlines() == ["clean.py", "train.py"]
+    assert cli("check", "--show-files", "--exclude", "clean.py")[1].splitlines() == ["train.py"]
+    (repo / "pyproject.toml").write_text('[tool.lockin-auditor]\nfail-on = "major"\nexclude = ["x/"]\n',
+                                         encoding="utf-8")
+    code, out, _ = cli("--show-settings", "--target", "tpu")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].endswith("pyproject.toml")
+    assert 'fail-on = "major"' in out and any(line.startswith('fail-on = "major"  # ') and "pyproject.toml" in line
+                                             for line in lines)
+    assert 'targets = ["tpu"]  # command line' in lines and "respect-gitignore = true  # default" in lines
+    assert not (repo / ".lockin_auditor_cache").exists()  # nothing was scanned

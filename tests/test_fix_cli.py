@@ -116,3 +116,20 @@ def test_diff_to_an_output_file(cli, repo, tmp_path):
     target = tmp_path / "fix.diff"
     code, out, _ = cli(str(repo), "--diff", "-o", str(target))
     assert code == 1 and out == "" and target.read_text(encoding="utf-8").startswith("--- a/train.py")
+
+
+def test_exit_non_zero_on_fix_as_ruff(cli, repo):
+    """ruff's --exit-non-zero-on-fix: a commit hook that rewrote files stops the commit (exit 1)
+    even though what is left passes; nothing to fix exits 0; without --fix it is a usage error."""
+    code, _, _ = cli(str(repo), "--fix", "--exit-non-zero-on-fix")
+    assert code == 1 and (repo / "train.py").read_text(encoding="utf-8") == SAFE
+    code, _, _ = cli(str(repo), "--fix", "--exit-non-zero-on-fix")
+    assert code == 0  # the second run changes nothing
+    assert cli(str(repo), "--fix", "--exit-non-zero-on-fix", "--exit-zero")[0] == 0
+    code, _, err = cli(str(repo), "--exit-non-zero-on-fix")
+    assert code == 2 and err.count("\n") == 1 and "--fix" in err
+
+
+def test_output_file_is_ruffs_name_for_output(cli, repo):
+    code, out, _ = cli(str(repo), "--format", "json", "--output-file", str(repo / "r.json"))
+    assert code == 0 and out == "" and json.loads((repo / "r.json").read_text(encoding="utf-8"))["findings"]

@@ -71,7 +71,7 @@ def test_pre_commit_batch_prints_findings_only_and_gates_at_minor(repo, capsys, 
         assert "score" not in out.lower() and "Found" not in out and "category" not in out
         assert "LK102" in out
     # The score hook names the repository: it gets the score and no implicit severity gate.
-    code, out, _ = run(capsys, ".", "--format", "text", "--quiet", "--fail-under", "10")
+    code, out, _ = run(capsys, ".", "--format", "text", "--summary-only", "--fail-under", "10")
     assert code == 0 and "Portability score" in out
     # The configuration's fail-on wins over the hook's default.
     (repo / "lockin-auditor.toml").write_text('fail-on = "blocker"\n', encoding="utf-8")

@@ -19,13 +19,18 @@ from auditor.targets import names as target_names
 TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 
 CORE = "LK101,LK102,LK103,LK201"
-TOP_KEYS = {"tool", "format_version", "targets", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
+TOP_KEYS = {"tool", "format_version", "targets", "focus", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
             "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
-            "changed_lines", "suppressed"}
+            "changed_lines", "suppressed", "components"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
-BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores"}
+BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores", "moved"}  # moved: format 6
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
-                "message", "suggestion", "min_torch", "targets", "snippet", "context", "guard", "cell", "fix"}
+                "message", "suggestion", "min_torch", "targets", "snippet", "context", "guard", "cell", "fix", "component"}
+# format 6: the repository's parts, shipped ones first (auditor.analysis.components)
+COMPONENT_KEYS = {"name", "kind", "paths", "shipped", "findings", "features", "verdicts", "scores"}
+FEATURE_KEYS = {"name", "rule", "path", "line", "verdicts"}  # an opt-in NVIDIA-only feature
+COMPONENT_KINDS = {"package", "program", "examples", "scripts", "tests", "benchmarks", "docs", "containers", "ci",
+                   "other"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
 EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
 SUMMARY_KEYS = {"files", "files_with_findings", "findings", "errors", "suppressed", "by_category", "by_severity",
@@ -34,7 +39,7 @@ VERDICTS = {"runs", "runs-degraded", "fails", "unknown"}
 # format 5: the targets of the registry (rules/targets.toml), in report order, and the set `overall` averages
 PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "npu", "cpu"]
 PINNED_OVERALL = {"name": "core", "version": 1, "members": ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]}
-CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test", "demo"}
+CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test", "demo", "feature"}
 EFFECTS = {"works", "degrades", "raises"}
 # format 6: a finding's `guard`, the kinds of the guards behind its context (rules/contexts.toml, "Guard kinds")
 GUARD_KINDS = {"availability", "device", "build", "package", "env", "option", "dispatch", "fallback", "extra",
@@ -81,8 +86,9 @@ def test_top_level(repo, capsys):
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
-    assert report["format_version"] == FORMAT_VERSION == 6
+    assert report["format_version"] == FORMAT_VERSION == 8
     assert report["targets"] == list(TARGETS) == PINNED_TARGETS
+    assert report["focus"] is None  # format 6: no --target, every target
     assert report["overall"] == PINNED_OVERALL  # adding a target to the registry moves no `overall` gate
     assert report["incomplete"] is None
     assert isinstance(report["warnings"], list) and all(isinstance(w, str) for w in report["warnings"])
@@ -151,6 +157,25 @@ def test_verdicts(repo, capsys):
     assert [(r["rule"], r["path"], r["line"]) for r in verdicts["cpu"]["reasons"]] == [
         ("LK102", "pkg/a.py", 2), ("LK101", "train.py", 3)]  # most severe first, then by place
     assert verdicts["cpu"]["reasons"][0]["why"] == "`.cuda()` calls: 4 findings in 3 files"
+
+
+def test_target_narrows_the_report(repo, capsys):
+    """Format 6: `--target` narrows `targets`, the per-target objects and the findings to what matters
+    there; `overall` stays in `scores` and `grades`, and each finding's own `targets` stays whole."""
+    whole = report_of(repo, capsys)
+    report = report_of(repo, capsys, "--target", "cpu,mps")
+    assert report["focus"] == ["cpu", "mps"] and report["targets"] == ["mps", "cpu"]  # registry order
+    assert set(report["scores"]) == set(report["grades"]) == {"overall", "mps", "cpu"}
+    assert report["scores"] == {k: whole["scores"][k] for k in ("overall", "mps", "cpu")}
+    assert set(report["verdicts"]) == set(report["costs"]) == {"mps", "cpu"}
+    assert report["findings"] == [f for f in whole["findings"]
+                                  if f["targets"]["cpu"] != "works" or f["targets"]["mps"] != "works"]
+    assert all(set(f["targets"]) == set(TARGETS) for f in report["findings"])
+    # ROCm runs all of it: narrowed there, nothing is reported, the score and verdict stay
+    rocm = report_of(repo, capsys, "--target", "rocm")
+    assert rocm["findings"] == [] and rocm["summary"]["findings"] == 0
+    assert rocm["verdicts"] == {"rocm": {"verdict": "runs", "reasons": []}} and rocm["scores"]["rocm"] == 100
+    assert report_of(repo, capsys, "--target", "overall,cpu")["focus"] is None  # overall: every target
 
 
 def test_empty_repository_still_has_every_key(tmp_path, capsys):
@@ -259,7 +284,7 @@ def test_gate_baseline_and_suppressed_shape(repo, capsys, tmp_path):
     assert gate["checks"] == ["fail-on major"] and gate["reasons"] == ["1 finding(s) at or above major (--fail-on)"]
     baseline = report["baseline"]
     assert set(baseline) == BASELINE_KEYS and baseline["path"] == str(base)
-    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1
+    assert baseline["new"] == 1 and baseline["stale"] == 0 and baseline["known_errors"] == 1 and baseline["moved"] == []
     assert set(baseline["scores"]) == {"overall", *TARGETS}
     assert [f["path"] for f in report["findings"]] == ["new.py"]  # only what is new
     assert report["summary"]["findings"] == 1 and report["summary"]["suppressed"] == 1
@@ -311,11 +336,31 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
     fix = Fix("display", odd, (Edit(1, 2, 1, 9, odd), Edit(3, 1, 4, 1, "")), "2.7", odd)
     findings.append(Finding("n.ipynb", 2, 1, 2, 5, "LK102", "n", "device", "major", "m", "s", {}, "2.7", "x",
                             context="guarded", cell=3, fix=fix))
-    lines = FindingLines()
+    def component(path: str) -> str | None:
+        return None if path == "p.py" else odd if path == odd else "demo"
+
+    lines = FindingLines(component)
     for finding in findings + findings:  # the second pass is served from the memo
-        expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+        expected = json.dumps({**finding.to_dict(), "component": component(finding.path)}, sort_keys=True,
+                              ensure_ascii=False, separators=(", ", ": "))
         assert lines(finding) == expected
-    assert set(findings[0].to_dict()) == FINDING_KEYS
+    assert set(findings[0].to_dict()) | {"component"} == FINDING_KEYS
+
+
+def test_components(repo, capsys):
+    report = report_of(repo, capsys)
+    components = report["components"]
+    assert components and all(set(c) == COMPONENT_KEYS for c in components)
+    assert all(c["kind"] in COMPONENT_KINDS and isinstance(c["shipped"], bool) for c in components)
+    assert [c["shipped"] for c in components] == sorted((c["shipped"] for c in components), reverse=True)
+    for c in components:
+        assert set(c["verdicts"]) == set(TARGETS) and set(c["scores"]) == {*TARGETS, "overall"}
+        assert all(v["verdict"] in VERDICTS for v in c["verdicts"].values())
+        assert all(isinstance(p, str) for p in c["paths"])
+        assert all(set(f) == FEATURE_KEYS and set(f["verdicts"]) == set(TARGETS) for f in c["features"])
+    names = {c["name"] for c in components}
+    assert all(f["component"] in names for f in report["findings"])
+    assert sum(c["findings"] for c in components) == len(report["findings"])
 
 
 def test_overall_averages_the_configured_targets(repo, capsys):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.plan.devices import DEFAULT_DEVICES
+from auditor.plan.devices import registry_devices
 from auditor.plan.parity import render_parity_test
 from auditor.plan.write import write_tests
 
@@ -231,11 +231,11 @@ BENCH_CALLS = {  # main(argv) of the benchmark generated for tpu, as it is
 def generate(project: Path) -> list[dict]:
     """Every generated file of the runs below, and the plan of the runs."""
     (project / "parity_cases.py").write_text(CASES, encoding="utf-8")
-    for target in DEFAULT_DEVICES:  # as written by write_tests: forced to cpu, and as they are
+    for target in registry_devices():  # as written by write_tests: forced to cpu, and as they are
         write_tests(project / "forced", target, project="demo")
         write_tests(project / "as_generated", target, project="demo")
         (project / "as_generated" / f"test_parity_{target}_vs_cpu.py").write_text(
-            render_parity_test(f"{target}_vs_cpu", project="demo", device=DEFAULT_DEVICES[target], reference="cpu"),
+            render_parity_test(f"{target}_vs_cpu", project="demo", device=registry_devices()[target], reference="cpu"),
             encoding="utf-8")
     for name, (entry, _, _) in ENTRY_CASES.items():
         (project / "forced" / f"test_parity_{name}.py").write_text(
@@ -307,7 +307,7 @@ def runs(tmp_path_factory) -> dict:
 
 def test_forced_to_cpu_the_generated_test_passes_for_every_target(runs):
     outcomes = runs["forced"]
-    for target in DEFAULT_DEVICES:
+    for target in registry_devices():
         assert outcomes[f"test_parity_{target}"] == ("passed", ""), target
 
 
@@ -327,18 +327,19 @@ def test_each_dtype_has_its_own_tolerance(runs):
 
 def test_an_absent_target_or_reference_skips_with_the_reason(runs):
     outcomes = runs["as_generated"]
-    for target in DEFAULT_DEVICES:  # the target is checked first; then the reference, cuda
+    for target in registry_devices():  # the target is checked first; then the reference, cuda
         outcome, message = outcomes[f"test_parity_{target}"]
         assert outcome == "skipped" and " is absent: " in message, (target, message)
     reference = outcomes["test_parity_cpu"][1]
     assert "reference device cuda is absent: this torch " in reference and "is not the cuda build" in reference
-    reasons = {target: outcomes[f"test_parity_{target}_vs_cpu"] for target in DEFAULT_DEVICES}
+    reasons = {target: outcomes[f"test_parity_{target}_vs_cpu"] for target in registry_devices()}
     assert reasons.pop("cpu") == ("passed", "")
     assert "target device cuda is absent" in reasons["rocm"][1] and "not the hip build" in reasons["rocm"][1]
     assert "torch_tpu not installed" in reasons["tpu"][1]
     assert "target device neuron is absent" in reasons["trainium"][1]
     assert "torch_neuronx not installed" in reasons["trainium"][1]
     assert "no mps device" in reasons["mps"][1] and "no xpu device" in reasons["xpu"][1]
+    assert "torch_npu not installed" in reasons["npu"][1]  # a registry target: no code of its own
     assert {outcome for outcome, _ in reasons.values()} == {"skipped"}
 
 

@@ -18,7 +18,7 @@ import pytest
 from auditor import __version__
 from auditor.plan import generated
 from auditor.plan.benchmark import benchmark_filename, render_benchmark
-from auditor.plan.devices import DEFAULT_DEVICES, NVIDIA, TargetDevice
+from auditor.plan.devices import NVIDIA, TargetDevice, registry_devices
 from auditor.plan.generated import ownership
 from auditor.plan.parity import parity_filename, render_parity_test
 from auditor.plan.write import WriteRefused, write_tests
@@ -48,7 +48,7 @@ def every_file(tmp_path_factory) -> list[Path]:
     """Both files for every default target, with the stand-in, a short and a long entry."""
     folder = tmp_path_factory.mktemp("generated")
     files = []
-    for target in DEFAULT_DEVICES:
+    for target in registry_devices():
         for entry, tag in ((None, "standin"), ("pkg.models:make_case", "entry"), (LONG_ENTRY, "long")):
             for render in RENDERERS:
                 path = folder / tag / (parity_filename if render is render_parity_test else benchmark_filename)(target)

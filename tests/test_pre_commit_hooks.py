@@ -151,11 +151,31 @@ def test_real_pre_commit_round_trip(tmp_path):
     edit = _run(["git", "commit", "-qm", "docstring"], work, env)
     assert edit.returncode == 0, edit.stdout + edit.stderr
 
-    # The score hook runs at push and fails below its threshold (a CUDA kernel costs a third).
+    # The score hook runs at push. With a baseline configured it gates on regression: the legacy
+    # lock-in (a CUDA kernel costs a third, far below the hook's --fail-under 80) does not block it.
     remote = tmp_path / "remote.git"
     assert _run(["git", "init", "-q", "--bare", str(remote)], tmp_path, env).returncode == 0
     _run(["git", "remote", "add", "origin", str(remote)], work, env)
     push = _run(["git", "push", "-q", "origin", "HEAD:main"], work, env)
-    assert push.returncode != 0 and "below --fail-under 80" in push.stdout + push.stderr, push.stdout + push.stderr
+    assert push.returncode == 0, push.stdout + push.stderr
+    # New lock-in that slipped past the commit hook lowers a score below the baseline's: the push stops.
+    (work / "src" / "more.py").write_text("import torch\ntorch.cuda.synchronize()\nm = M().cuda()\n", encoding="utf-8")
+    _run(["git", "add", "src/more.py"], work, env)
+    assert _run(["git", "commit", "-qm", "more", "--no-verify"], work, env).returncode == 0
+    push = _run(["git", "push", "-q", "origin", "HEAD:main"], work, env)
+    said = push.stdout + push.stderr
+    assert push.returncode != 0 and "below the baseline's" in said and "--fail-under" not in said, said
     manual = _run([sys.executable, "-m", "pre_commit", "run", "lockin-audit-score", "--hook-stage", "manual"], work, env)
     assert manual.returncode != 0 and "Portability score" in manual.stdout
+
+    # Without a baseline the hook's own threshold is the gate.
+    (work / "pyproject.toml").write_text("[tool.lockin-auditor]\n", encoding="utf-8")
+    _run(["git", "add", "pyproject.toml"], work, env)
+    assert _run(["git", "commit", "-qm", "no baseline", "--no-verify"], work, env).returncode == 0
+    push = _run(["git", "push", "-q", "origin", "HEAD:main"], work, env)
+    assert push.returncode != 0 and "below --fail-under 80" in push.stdout + push.stderr, push.stdout + push.stderr
+
+
+def test_score_hook_says_it_gates_on_the_baseline():
+    score = hooks()["lockin-audit-score"]
+    assert "--regression-if-baseline" in score["entry"] and "baseline" in score["description"]

@@ -48,7 +48,8 @@ def test_yaml_examples_parse_and_use_real_flags():
     import typer
 
     command = typer.main.get_command(app)
-    known = {opt for cmd in command.commands.values() for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
+    known = {opt for cmd in (command, *command.commands.values()) for p in cmd.params
+             for opt in (*p.opts, *p.secondary_opts)}  # the group's options too (--install-completion)
     used = set()
     for line in re.findall(r"(?:^|\s|- run: |- )audit (?:scan )?(\S.*)", README, re.M):
         used |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", line))

@@ -52,11 +52,20 @@ def test_concise(repo, capsys):
     code, out, _ = run(capsys, "concise")
     lines = out.splitlines()
     pattern = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>LK\d{3}|error\[\w+\]) (\[\*\] )?\S")
-    body = lines[:-1]
+    every = targets.names()
+    body, found, answers = lines[:-1 - len(every)], lines[-1 - len(every)], lines[-len(every):]
     assert all(pattern.match(line) for line in body), body
     assert "src/train.py:2:15: LK102 " in out and "src/train.py:4:16: LK001 [*] unused suppression" in out
     assert "broken.py:1:1: error[parse]" in out
-    assert lines[-1].startswith("Found 5 findings (1 fixable with --fix) in 3 files; overall score")
+    assert found.startswith("Found 5 findings (1 fixable with --fix) in 3 files; overall score")
+    # the answer a CI log ends on: one line per target, verdict, score and what blocks it first
+    assert [line.split(":")[0] for line in answers] == list(every)
+    assert not any(pattern.match(line) for line in answers)  # never read as a finding by a problem matcher
+    cpu = answers[every.index("cpu")]
+    assert cpu.startswith("cpu: fails, score ") and "; blocked by a GPU-only dependency" in cpu
+    assert cpu.endswith("(requirements.txt:1, LK504) (+2 more reasons)")
+    rocm = answers[every.index("rocm")]
+    assert rocm.startswith("rocm: runs-degraded, score ") and "degraded by" in rocm
     # grep for a rule gives lines with the file name
     assert all(line.startswith("src/train.py:") for line in lines if " LK102 " in line)
 
@@ -175,8 +184,8 @@ def test_markdown_summary(repo, capsys):
 def test_markdown_shows_the_verdict_of_every_target(repo, capsys):
     out = run(capsys, "markdown")[1]
     lines = out.splitlines()
-    assert "| verdict |" in lines[4]
-    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[3] for line in lines[6:7 + len(targets.names())]}
+    assert lines[4].startswith("| target | verdict | score | grade | what blocks it first |")
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1] for line in lines[6:7 + len(targets.names())]}
     # `.cuda()` on the main path raises everywhere but ROCm; flash-attn needs its ROCm build there
     assert rows == {**{t: "runs-degraded" if targets.has_role(t, "accepts-cuda-calls") else "fails"
                        for t in targets.names()}, "overall": ""}
@@ -192,10 +201,17 @@ def test_json_lines(repo, capsys):
 
 def test_statistics(repo, capsys):
     code, out, _ = run(capsys, "text", "--statistics")
-    assert out.splitlines()[0] == "2\tLK102\tcuda-method-call"
+    lines = out.splitlines()
+    assert lines[0] == "2\tLK102\t[ ] cuda-method-call"  # `[ ]` keeps the names in one column, as ruff
     assert "1\tLK001\t[*] unused-suppression" in out
+    assert len({line.index("\t", line.index("\t") + 1) for line in lines}) == 1
+    assert len({len(line.split("\t")[0]) for line in lines}) == 1
     rows = json.loads(run(capsys, "json", "--statistics")[1])
-    assert rows[0] == {"code": "LK102", "name": "cuda-method-call", "count": 2, "fixable": False}
+    assert rows[0] == {"code": "LK102", "name": "cuda-method-call", "count": 2, "fixable": False, "fixable_count": 0}
+    assert next(r for r in rows if r["code"] == "LK001")["fixable_count"] == 1
+    # nothing fixable: no marks at all
+    out = run(capsys, "text", "--statistics", "--ignore", "LK001")[1]
+    assert out.splitlines()[0] == "2\tLK102\tcuda-method-call" and "[" not in out
     code, _, err = run(capsys, "sarif", "--statistics")
     assert code == 2 and "--statistics" in err
 

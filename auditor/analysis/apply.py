@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAISES.value
 # What makes a finding optional when no test does: an extra's dependency, an integration module.
 _OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration"}
-_PRIMARY = ("redundant", "own-package", "display", "backend-module", "optional", "guarded")
+_PRIMARY = ("redundant", "own-package", "display", "backend-module", "feature", "optional", "guarded")
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,9 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
                 elif falls_back:
                     effects[target] = _cap(effects[target])  # falls back to the host's backend or the default
             extra.update(_backend_fields(backend, catalogue))
+        if where.feature is not None:  # the feature still fails where it raises: its own verdict says so
+            names.append("feature")
+            extra.update(feature=where.feature, feature_line=where.feature_line, runtime=where.runtime)
         if where.optional is not None:
             names.append("optional")
             effects = {t: _cap(e) for t, e in effects.items()}

@@ -255,6 +255,9 @@ class Judge:
         self.vocab = vocabulary(ctx.catalogue)
         self._assigned: dict[str, Truth] = {}  # a flag's name -> what its assignments say
         self._following: set[str] = set()
+        # `and`/`or` chains, judged once: each finding in a chain of n terms asks about the n terms
+        # before it, which made a chain of findings quadratic (issue 20, D7)
+        self._chains: dict[int, Truth] = {}
 
     # -- tests ------------------------------------------------------------------------------------
     def truth(self, node: cst.BaseExpression) -> Truth:
@@ -262,8 +265,11 @@ class Judge:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             return ~self.truth(node.expression)
         if isinstance(node, cst.BooleanOperation):
-            left, right = self.truth(node.left), self.truth(node.right)
-            return left & right if isinstance(node.operator, cst.And) else left | right
+            found = self._chains.get(id(node))
+            if found is None:
+                left, right = self.truth(node.left), self.truth(node.right)
+                found = self._chains[id(node)] = left & right if isinstance(node.operator, cst.And) else left | right
+            return found
         if isinstance(node, cst.Comparison):
             return self._comparison(node)
         if isinstance(node, cst.Call):

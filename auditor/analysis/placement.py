@@ -62,6 +62,9 @@ class Where:
     # `if cupy is None: raise ...` before it in its block: (the test, its line); no fallback runs
     required: tuple[str, int | None] | None = None
     kinds: set[str] = field(default_factory=set)  # the kinds of the guards that narrow it (guards.py)
+    feature: str | None = None  # the function an opt-in NVIDIA-only feature lives in
+    feature_line: int | None = None
+    runtime: str | None = None  # the runtime only that function imports
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -80,6 +83,18 @@ def _is_main(test: cst.BaseExpression) -> bool:
     sides = (test.left, test.comparisons[0].comparator)
     return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
         and any(string_value(s) == "__main__" for s in sides)
+
+def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
+    """The NVIDIA-only runtimes (rules/contexts.toml [feature]) a file imports, but only indented:
+    inside a function or a block, never at its top (a top-level import is the main path's)."""
+    lazy = set()
+    for name in runtimes:
+        if name not in text:
+            continue  # the common case: no regex to build
+        imports = re.findall(rf"^([ \t]*)(?:import|from)[ \t]+{re.escape(name)}\b", text, re.MULTILINE)
+        if imports and "" not in imports:
+            lazy.add(name)
+    return frozenset(lazy)
 
 
 def integration_package(path: str, text: str, contexts: dict, facts: FileFacts) -> str | None:
@@ -116,6 +131,7 @@ class Placer:
         self.display_functions = re.compile(display.get("functions", r"$^"))
         self.display_file = bool(re.search(display.get("files", r"$^"), ctx.path))
         self.integration = integration_package(ctx.path, ctx.text, table, self.facts)
+        self.lazy = lazy_runtimes(ctx.text, table.get("feature", {}).get("runtimes", ()))
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
@@ -127,6 +143,8 @@ class Placer:
         self._requirements: dict[int, list[tuple[int, str, int | None]]] = {}
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
         self._seeds: dict[int, list[tuple[str, str, int | None]]] = {}
+        self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
+        self._runs: dict[int, int] = {}  # see _left_run
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
@@ -135,9 +153,15 @@ class Placer:
         ancestors = self.placed.ancestors.get(id(node), ())
         scope: cst.CSTNode | None = None
         child = node
-        for index in range(len(ancestors) - 1, -1, -1):
+        index = len(ancestors)
+        while index > 0:
+            index -= 1
             parent = ancestors[index]
             kind = type(parent)
+            if kind is cst.BooleanOperation and child is parent.left:
+                index = self._left_run(ancestors, index)  # the `and`/`or` above say nothing about it
+                child = ancestors[index]
+                continue
             if kind is cst.If:
                 self._if(where, parent, child, ancestors, index)
             elif kind is cst.IfExp:
@@ -173,6 +197,8 @@ class Placer:
                 self._option_default(where, parent, ancestors[index - 1])
             child = parent
         self._own(where, node, fields)
+        if self.lazy and scope is not None:
+            self._feature(where, scope, fields)
         if rule.name in self.seed_rules:
             self._redundant(where, node, scope or self.ctx.module)
         return where
@@ -189,11 +215,51 @@ class Placer:
             where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
             where.kinds.add("option")
 
+    def _feature(self, where: Where, scope: cst.FunctionDef, fields: dict[str, Any]) -> None:
+        """A use of a runtime only functions import, inside a function: an opt-in feature."""
+        api = str(fields.get("api") or fields.get("module") or "")
+        runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
+        if runtime is not None:
+            where.feature, where.feature_line, where.runtime = scope.name.value, self._def_line(scope), runtime
+
+    def _def_line(self, scope: cst.FunctionDef) -> int | None:
+        """The line of `def name`: a function's node starts at its leading blank lines and decorators."""
+        start = self.placed.line(scope)
+        if start is None:
+            return None
+        pattern = re.compile(rf"\s*(?:async\s+)?def\s+{re.escape(scope.name.value)}\b")
+        lines = self.ctx.lines  # split once per file (the snippets use them too)
+        for number in range(start, min(len(lines), start + 200) + 1):
+            if pattern.match(lines[number - 1]):
+                return number
+        return start
+
+    def _left_run(self, ancestors: tuple, index: int) -> int:
+        """The index of the outermost of the `and`/`or` operations above ancestors[index] that
+        each hold the one below as their left side. Ancestors share their outer part, so a node's
+        index is the same in every tuple holding it: each node of a chain is climbed once per
+        file, not once per finding in it (issue 20, D7)."""
+        climbed = []
+        top = index
+        while top > 0:
+            known = self._runs.get(id(ancestors[top]))
+            if known is not None:
+                top = known
+                break
+            above = ancestors[top - 1]
+            if type(above) is not cst.BooleanOperation or above.left is not ancestors[top]:
+                break
+            climbed.append(id(ancestors[top]))
+            top -= 1
+        for key in climbed:
+            self._runs[key] = top
+        return top
+
     # -- narrowing ------------------------------------------------------------------------------------
     def _narrow(self, where: Where, truth: Truth, test: cst.CSTNode, negated: bool = False) -> None:
         where.condition = where.condition & truth
         if self._words and not negated and where.optional is None:
-            text = self.ctx.module.code_for_node(test).lower()
+            text = self._source(test).lower()
             if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
                 where.kinds.add("option")
@@ -204,8 +270,19 @@ class Placer:
         if where.optional is None and truth.requires_package:
             where.optional, where.optional_line = self._text(test, negated), self.placed.line(test)
 
+    def _source(self, node: cst.CSTNode) -> str:
+        """The node's code: a slice of the text when the positions pass generated it (the left side
+        of a long `and` chain would otherwise be generated again for each finding in it: issue 20,
+        D7), else libcst's code generation."""
+        span = self.placed.spans.get(id(node))
+        return self.ctx.text[span[0]:span[1]] if span is not None else self.ctx.module.code_for_node(node)
+
     def _text(self, node: cst.CSTNode, negated: bool = False) -> str:
-        text = " ".join(self.ctx.module.code_for_node(node).split())
+        source = self._source(node)
+        head = source[:_SHORT * 4]  # its normalised text starts the whole one's: enough when longer than shown
+        text = " ".join(head.split())
+        if len(text) <= _SHORT and len(source) > len(head):
+            text = " ".join(source.split())
         if negated:
             text = text[4:] if text.startswith("not ") else f"not ({text})" if " " in text else f"not {text}"
         return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."
@@ -313,16 +390,34 @@ class Placer:
         return found
 
     def _decorated(self, where: Where, node: cst.FunctionDef | cst.ClassDef) -> None:
+        condition, guard, optional = self._decorations(node)
+        if condition is not None:
+            where.condition = where.condition & condition
+            where.kinds |= condition.kinds
+        if where.guard is None and guard is not None:
+            where.guard, where.guard_line = guard
+        if where.optional is None and optional is not None:
+            where.optional, where.optional_line = optional
+
+    def _decorations(self, node: cst.FunctionDef | cst.ClassDef) -> tuple[Truth | None, tuple | None, tuple | None]:
+        """What the decorators that narrow say, folded once per definition (every finding in a
+        stack of 5,000 decorators asked each of them again: issue 20, D19): (their conditions
+        together, the first guard and the first optional one, with their lines)."""
+        found = self._decorators.get(id(node))
+        if found is not None:
+            return found
+        condition: Truth | None = None
+        guard = optional = None
         for decorator in node.decorators:
             truth = self.judge.decorator(decorator.decorator)
             if truth is not None and (truth.excludes or truth.requires_package):
-                where.condition = where.condition & truth
-                where.kinds |= truth.kinds
-                text = self._text(decorator.decorator)
-                if where.guard is None and truth.excludes:
-                    where.guard, where.guard_line = f"@{text}", self.placed.line(decorator)
-                if where.optional is None and truth.requires_package:
-                    where.optional, where.optional_line = f"@{text}", self.placed.line(decorator)
+                condition = truth if condition is None else condition & truth
+                if guard is None and truth.excludes:
+                    guard = (f"@{self._text(decorator.decorator)}", self.placed.line(decorator))
+                if optional is None and truth.requires_package:
+                    optional = (f"@{self._text(decorator.decorator)}", self.placed.line(decorator))
+        found = self._decorators[id(node)] = (condition, guard, optional)
+        return found
 
     # -- siblings in dispatch chains -----------------------------------------------------------------------
     def _chain(self, head: cst.If, mine: cst.CSTNode) -> tuple[set[str], set[str]]:

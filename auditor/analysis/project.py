@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from auditor.catalogue import Catalogue, load_table
+from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
 
 _SPLIT = re.compile(r"[_\-.]+")
@@ -337,7 +338,7 @@ class ProjectInfo:
         text = self._read(os.path.join(root, "pyproject.toml"), 1_000_000)
         if text:
             try:
-                name = tomllib.loads(text).get("project", {}).get("name")
+                name = toml_guard.loads(text).get("project", {}).get("name")
             except (tomllib.TOMLDecodeError, AttributeError, RecursionError):  # a hostile file: no name
                 name = None
             if isinstance(name, str) and name:

@@ -6,7 +6,7 @@ is never used through a symbolic link, every file in it is opened relative to th
 descriptor without following links, created exclusively (a planted link cannot redirect a write)
 and renamed into place; it is only used when this tool created it (our CACHEDIR.TAG is in it) or
 it is empty; only the catch-all `.gitignore` of a folder this tool created is written; pruning
-removes only `results-*.bin` regular files. A `--cache-dir` that holds anything else is refused
+removes only `results-*.bin` regular files and the `.tmp-*.bin` ones a killed save left behind. A `--cache-dir` that holds anything else is refused
 (exit 2)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import errno
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -51,6 +52,8 @@ class CacheDirRefused(Exception):
 
 _GITIGNORE = "# Created by lockin-auditor.\n*\n"
 _RESULTS = re.compile(r"results-[0-9a-f]{24}\.bin\Z")
+_TEMP = re.compile(r"\.tmp-[0-9a-f]{16}\.bin\Z")  # what write_file creates before its rename
+STALE_TEMP_NS = 3600 * 10**9
 _OPEN_FLAGS = os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 _MAX_CACHE_BYTES = 2 * 1024**3
 
@@ -170,11 +173,20 @@ def _remove(folder: int, name: str) -> None:
 
 
 def prune(folder: int) -> None:
-    """Keep the most recently written result files only (one per settings variant); only regular
-    files named like the ones this module writes are ever removed."""
+    """Keep the most recently written result files only (one per settings variant), and drop the
+    temporary files of saves that never finished (a run killed while saving left one of 20 MB for
+    good: issue 20, D26) once they are older than any save takes; only regular files named like
+    the ones this module writes are ever removed."""
+    files = []
+    stale_before = time.time_ns() - STALE_TEMP_NS
     with os.scandir(folder) as listing:
-        files = [(entry.stat(follow_symlinks=False).st_mtime_ns, entry.name) for entry in listing
-                 if _RESULTS.match(entry.name) and entry.is_file(follow_symlinks=False)]
+        for entry in listing:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if _RESULTS.match(entry.name):
+                files.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+            elif _TEMP.match(entry.name) and entry.stat(follow_symlinks=False).st_mtime_ns < stale_before:
+                _remove(folder, entry.name)  # another run's save in progress is younger than this
     if len(files) <= MAX_CACHE_FILES:
         return
     files.sort(reverse=True)

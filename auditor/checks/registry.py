@@ -134,6 +134,21 @@ def find_rule(code_or_name: str) -> Rule | None:
     return None
 
 
+def close_rules(code_or_name: str, limit: int = 3) -> list[str]:
+    """`CODE name` of the rules whose code or name is closest to a mistyped one (for "did you mean")."""
+    import difflib
+
+    key = code_or_name.strip().lower()
+    rules = all_rules()
+    by_key = {**{r.code.lower(): r for r in rules}, **{r.name: r for r in rules}}
+    out: list[str] = []
+    for match in difflib.get_close_matches(key, list(by_key), n=limit * 2, cutoff=0.6):
+        label = f"{by_key[match].code} {by_key[match].name}"
+        if label not in out:
+            out.append(label)
+    return out[:limit]
+
+
 def full_catalogue(checked: tuple[str, ...] | None = None) -> Catalogue:
     """The built-in catalogue plus the API rows that plugin rules bring, checked against the rules
     (auditor/catalogue_check.py): a broken built-in catalogue raises CatalogueError here. `checked`:

@@ -36,13 +36,29 @@ def find_config(start: str) -> str | None:
         here = parent
 
 
+def _read(path: str, explicit: bool) -> bytes:
+    """The file's bytes (regular files only, never more than MAX_CONFIG_BYTES + 1, so a FIFO or
+    /dev/zero cannot hang or flood the run); a discovered file that is a link out of its
+    repository is refused: reading it would read outside the scanned tree (issue 20, D24)."""
+    # reading's module (tokenize): the command line imports this module at start-up (`audit --version` too)
+    from auditor.read.text import SourceError, read_regular_file
+
+    if not explicit and os.path.islink(path):
+        root = os.path.realpath(repository_folder(os.path.dirname(os.path.abspath(path))))
+        if not os.path.realpath(path).startswith(root + os.sep):
+            raise ConfigError(f"{path} is a link out of the repository; not read (pass --config or --isolated)")
+    try:
+        return read_regular_file(path, MAX_CONFIG_BYTES + 1, follow_symlinks=True)
+    except SourceError as exc:
+        raise ConfigError(f"cannot read configuration {path}: {exc.message}") from None
+
+
 def _has_table(pyproject: str) -> bool:
     """Whether a pyproject.toml configures us: a byte test first (most do not mention us), then the parse."""
     try:
-        with open(pyproject, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError:
-        return False
+        data = _read(pyproject, explicit=False)
+    except ConfigError:
+        return False  # a link out of the repository or an unreadable file: nothing of ours to read
     if TABLE.encode() not in data:
         return False
     try:
@@ -55,10 +71,13 @@ def _has_table(pyproject: str) -> bool:
 def _parse(data: bytes, path: str) -> dict:
     import tomllib
 
+    # tomllib's guard: only a run that reads a configuration file needs it (not `audit --version`)
+    from auditor.read import toml_guard
+
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES // 1024} kB; not a configuration file")
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return toml_guard.loads(data.decode("utf-8"))  # no key shape tomllib reads in quadratic time
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix it or run with --isolated") from None
     except RecursionError:  # tomllib recurses once per nested array or table
@@ -79,18 +98,7 @@ def read_config(path: str, explicit: bool = False) -> dict:
 
     A discovered file that is a link out of its repository is refused: reading it would read
     outside the scanned tree."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not explicit and os.path.islink(path):
-        root = os.path.realpath(repository_folder(folder))
-        real = os.path.realpath(path)
-        if not real.startswith(root + os.sep):
-            raise ConfigError(f"{path} is a link out of the repository; not read (pass --config or --isolated)")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"cannot read configuration {path}: {exc.strerror or exc}") from None
-    parsed = _parse(data, path)
+    parsed = _parse(_read(path, explicit), path)
     if os.path.basename(path) == "pyproject.toml":
         tool = parsed.get("tool", {})
         table = tool.get(TABLE) if isinstance(tool, dict) else None

@@ -33,9 +33,14 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024  # files larger than this are not read (--m
 MAX_FILE_SIZE_MB = 10_000
 # The --target help names the targets of the registry (rules/targets.toml), but only when help is
 # shown: reading the registry at import would slow every start-up (see Key.shown_help).
-TARGET_HELP = "Score(s) the --fail-under gate checks: overall (default), {choices}."
+TARGET_HELP = ("Score(s) the --fail-under gate checks: overall (default), {choices}; a target also narrows "
+               "the report to it (its verdict, score and the findings that matter there).")
 CATALOGUE_KEYS = ("gpu-only-packages", "gpu-only-modules", "portable-modules")
-_VERSION = re.compile(r"\d+(\.\d+){0,2}")
+_VERSION = re.compile(r"\d{1,9}(\.\d{1,9}){0,2}")  # bounded: int() refuses 4,300 digits (issue 20, D22)
+# A repository's configuration is untrusted: lists this long (40,000 excludes or in-house
+# packages took minutes; issue 20, D13 and D18) are no configuration anyone writes.
+MAX_LIST_ENTRIES = 1000
+MAX_ENTRY_CHARS = 1000
 
 # Help panels: options grouped the way ruff groups them, so a new option has an obvious home.
 RULES, FILES, GATES, BASELINES, FIXES, OUTPUT, CONFIG, RUNNING = (
@@ -80,7 +85,16 @@ class Reader:
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(key, "must be a list of strings")
+        self.bounded(value, key)
         return tuple(value)
+
+    def bounded(self, values: list, key: str) -> None:
+        """At most MAX_LIST_ENTRIES entries of MAX_ENTRY_CHARS characters."""
+        if len(values) > MAX_LIST_ENTRIES:
+            raise self.fail(key, f"has {len(values):,} entries; at most {MAX_LIST_ENTRIES:,} are read")
+        long = next((v for v in values if isinstance(v, str) and len(v) > MAX_ENTRY_CHARS), None)
+        if long is not None:
+            raise self.fail(key, f"has an entry of {len(long):,} characters; at most {MAX_ENTRY_CHARS:,}")
 
     def boolean(self, key: str) -> bool | None:
         value = self.table.get(key)
@@ -238,6 +252,7 @@ def _per_file_ignores(reader: Reader, key: Key) -> dict[str, Any] | None:
         return None
     if not isinstance(pfi, dict):
         raise reader.fail("per-file-ignores", 'must be a table of glob = ["CODE", ...]')
+    reader.bounded(list(pfi), "per-file-ignores")
     entries = []
     for glob, codes in pfi.items():
         sub = Reader({glob: codes}, f"{reader.where} per-file-ignores")
@@ -345,12 +360,42 @@ def _catalogue(reader: Reader, key: Key) -> dict[str, Any] | None:
     return out
 
 
+def _components(reader: Reader, key: Key) -> dict[str, Any] | None:
+    """`[components]`: name = {paths = [globs], kind = "package"}, or name = [globs] (a package).
+    Globs are relative to the scanned folder; a glob naming a folder holds what is inside it."""
+    table = reader.table.get("components")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise reader.fail("components", 'must be a table of name = {paths = ["glob", ...], kind = "..."}')
+    # the component kinds (rules/components.toml): only a configuration that names components reads them
+    from auditor.analysis.components import kinds
+
+    valid = kinds()
+    out = []
+    for name, value in table.items():
+        sub = Reader(value if isinstance(value, dict) else {"paths": value}, f"{reader.where} components.{name}")
+        unknown = [k for k in sub.table if k not in ("paths", "kind")]
+        if unknown:
+            raise sub.fail(unknown[0], f"is not a component key{nearest(unknown[0], ['paths', 'kind'])}; "
+                                       "valid: paths, kind")
+        globs = sub.strings("paths")
+        if not globs:
+            raise sub.fail("paths", "must name at least one glob")
+        kind = (sub.text("kind") or "package").strip().lower()
+        if kind not in valid:
+            raise sub.fail("kind", f"names unknown kind {kind!r}{nearest(kind, valid)}; choose from {', '.join(valid)}")
+        out.append((str(name), kind, tuple(g.strip() for g in globs)))
+    return {"components": tuple(out)}
+
+
 def _entries(value: Any, key: str, reader: Reader, kind: type) -> tuple:
     """A list of names, or of tables {name = ..., rule = ..., ...} with the entry's fields."""
     if value is None:
         return ()
     if not isinstance(value, list):
         raise reader.fail(key, "must be a list of names or tables")
+    reader.bounded(value, key)
     allowed = [f.name for f in fields(kind)]
     entries = []
     for item in value:
@@ -380,7 +425,22 @@ def _cli_extend_exclude(settings: Any, value: list[str] | None, cwd: str) -> Any
 
 
 def _cli_no_baseline(settings: Any, value: bool, cwd: str) -> Any:
-    return replace(settings, baseline=None) if value else settings
+    """No baseline, and so no fail-on-regression from the configuration (given here, it stays: and
+    then asks for a baseline)."""
+    if not value:
+        return settings
+    from_file = settings.origin("fail-on-regression") != "--fail-on-regression"
+    return replace(settings, baseline=None, fail_on_regression=settings.fail_on_regression and not from_file)
+
+
+def _cli_regression_if_baseline(settings: Any, value: bool, cwd: str) -> Any:
+    """The score gate of a repository with a baseline is "no lower than the baseline's": the
+    --fail-under of this command line (the hook's default threshold) gives way; one the
+    configuration sets stays."""
+    if not value or settings.baseline is None:
+        return settings
+    from_here = settings.origin("fail-under") == "--fail-under"
+    return replace(settings, fail_on_regression=True, fail_under=() if from_here else settings.fail_under)
 
 
 def _cli_max_file_size(value: float, cwd: str) -> int:
@@ -480,13 +540,16 @@ KEYS: tuple[Key, ...] = (
     Key("targets", TARGET_HELP.format(choices="or a target"),
         field="targets", type=_TUPLE, default=("overall",), file=_targets,
         flags=("--target", "-t"), option=list[str] | None, panel=GATES, cli=_cli_targets, shown_help=_target_help),
+    Key("components", "Components named by the user: name = {paths = [globs], kind = \"package\"} (checked before "
+        "the layout's own).",
+        field="components", type=tuple[tuple[str, str, _TUPLE], ...], default=(), file=_components),
     Key("overall-targets", "The targets the overall score averages (default: the catalogue's named, versioned set).",
         field="overall_targets", type=_TUPLE, default=(), file=_overall_targets),
     Key("fail-on", "Exit 1 when a reported finding of this severity or worse exists: blocker, major, minor, info "
         "(pre-commit runs on files: minor unless configured).",
         field="fail_on", type=str | None, default=None, file=_fail_on,
         flags=("--fail-on",), option=str | None, panel=GATES, cli=_cli_fail_on),
-    Key("fail-on-regression", "Exit 1 when a score is lower than the baseline's.",
+    Key("fail-on-regression", "Exit 1 when a score is lower than the baseline's (needs a baseline).",
         field="fail_on_regression", type=bool, default=False, file=_boolean,
         flags=("--fail-on-regression",), option=bool | None, panel=GATES, extra={"show_default": False}),
     Key("exit-zero", "Exit 0 even when a gate fails (errors still exit 2).",
@@ -496,12 +559,17 @@ KEYS: tuple[Key, ...] = (
     Key("baseline", "Report and gate only findings this baseline file does not hold.",
         field="baseline", type=str | None, default=None, file=_baseline,  # an absolute path
         flags=("--baseline",), option=Path | None, panel=BASELINES, cli=_cli_absolute),
-    Key("no-baseline", "Ignore the baseline the configuration names.",
+    Key("no-baseline", "Ignore the baseline the configuration names (and its fail-on-regression).",
         flags=("--no-baseline",), option=bool, option_default=False, panel=BASELINES, after=_cli_no_baseline),
+    # after no-baseline: it reads the baseline that is left
+    Key("regression-if-baseline", "With a baseline, gate on --fail-on-regression instead of the --fail-under given "
+        "on this command line (the pre-push hook's score gate: a legacy repository pushes while no score drops).",
+        flags=("--regression-if-baseline",), option=bool, option_default=False, panel=BASELINES,
+        after=_cli_regression_if_baseline),
     Key("write-baseline", "Record every current finding (and unreadable file) in FILE.", to="request.write_baseline",
         flags=("--write-baseline",), option=Path | None, panel=BASELINES),
-    Key("diff-base", "Report and gate only findings on lines changed since this git ref (staged, unstaged and "
-        "untracked changes included).",
+    Key("diff-base", "Report and gate only findings on lines changed since the branch left this git ref (its "
+        "merge-base with HEAD, as REF...HEAD; staged, unstaged and untracked changes included).",
         field="diff_base", type=str | None, default=None,  # only findings on lines changed since it count
         flags=("--diff-base",), option=str | None, panel=BASELINES),
     Key("add-noqa", "Write a suppression comment on the line of every current finding, then exit.",
@@ -513,6 +581,9 @@ KEYS: tuple[Key, ...] = (
         flags=("--unsafe-fixes",), option=bool, option_default=False, panel=FIXES),
     Key("diff", "Print the fixes as a unified diff and write nothing; exit 1 when there is something to fix.",
         to="request.diff", flags=("--diff",), option=bool, option_default=False, panel=FIXES),
+    Key("exit-non-zero-on-fix", "With --fix: exit 1 when a file was changed, even if no gate fails (ruff's).",
+        to="request.exit_non_zero_on_fix", flags=("--exit-non-zero-on-fix",), option=bool, option_default=False,
+        panel=FIXES),
     Key("show-fixes", "With --fix or --diff: list the fixes per file.", to="request.show_fixes",
         flags=("--show-fixes",), option=bool, option_default=False, panel=FIXES),
     Key("torch-version", "Oldest PyTorch the project supports (default: the configuration's torch-version, else "
@@ -527,12 +598,23 @@ KEYS: tuple[Key, ...] = (
         flags=("--format", "--output-format", "-f"), option=OutputFormat | None, panel=OUTPUT,
         extra={"show_default": False}, cli=_cli_choice),
     Key("output", "Write the report to FILE instead of stdout.", to="request.output",
-        flags=("--output", "-o"), option=Path | None, panel=OUTPUT),
+        flags=("--output", "--output-file", "-o"), option=Path | None, panel=OUTPUT),
     Key("color", "Colour in the text report.", to="request.color",
         flags=("--color",), option=Color, option_default=Color.auto, panel=OUTPUT, cli=_cli_choice),
-    Key("quiet", "Text report: only the summary and the scores.",
+    Key("quiet", "Print the findings and nothing else: no summary, scores or warnings (ruff's -q).",
         field="quiet", type=bool, default=False,
         flags=("--quiet", "-q"), option=bool, option_default=False, panel=OUTPUT),
+    Key("silent", "Print nothing, write no report: the exit code says it all (ruff's -s); an error that exits 2 "
+        "still says why.",
+        field="silent", type=bool, default=False,
+        flags=("--silent", "-s"), option=bool, option_default=False, panel=OUTPUT),
+    Key("summary-only", "Text, concise and markdown reports: the verdicts, scores and summary without the findings.",
+        field="summary_only", type=bool, default=False,
+        flags=("--summary-only",), option=bool, option_default=False, panel=OUTPUT),
+    Key("show-files", "List the files this run would audit, one per line, and exit (ruff's).",
+        to="request.show_files", flags=("--show-files",), option=bool, option_default=False, panel=OUTPUT),
+    Key("show-settings", "Print the settings this run would use, with where each came from, and exit (ruff's).",
+        to="request.show_settings", flags=("--show-settings",), option=bool, option_default=False, panel=OUTPUT),
     Key("statistics", "Print a count per rule instead of the findings.",
         field="statistics", type=bool, default=False,
         flags=("--statistics",), option=bool, option_default=False, panel=OUTPUT),

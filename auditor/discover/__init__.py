@@ -6,5 +6,6 @@
   folder, an error entry for what cannot be listed or followed;
 - `files.py`: what it finds (`SourceFile`, `Discovery`), the kind of a named file, display paths;
 - `ignore.py`: what a run leaves out: folders never scanned, .gitignore files as git reads them
-  (and the repository root), exclude globs, --force-exclude for named files.
+  (and the repository root), exclude globs, --force-exclude for named files;
+- `patterns.py`: .gitignore patterns matched in bounded time whatever they hold.
 """

@@ -74,6 +74,10 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 _YAML = (".yml", ".yaml")
+# The line readers (pip's requirement grammar, the shell-word reader behind Dockerfiles and scripts)
+# take 5-10 s a MB: a 10 MB requirements.txt or an 8.6 MB Dockerfile continuation ran for minutes
+# (issue 20, D12). A real one is under 100 kB.
+_LINE_FILE_BYTES = 2 * 1024 * 1024
 
 KINDS: tuple[Kind, ...] = (
     Kind("setup-py", "`setup.py` (read statically, never executed)", "`install_requires`, `extras_require`, "
@@ -91,7 +95,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("requirements", "`requirements*.txt`, `*.in`, constraints, files in `requirements/`",
          "packages, `+cuXXX` local versions, CUDA wheel indexes, `-r`/`-c` includes, markers",
          suffixes=(".txt", ".in"), pattern=r"[^/]*(?:requirements|constraints)[^/]*", folder="requirements",
-         explicit=True, exclude=("manifest.in",), reader="auditor.readers.requirements:document"),
+         explicit=True, exclude=("manifest.in",), reader="auditor.readers.requirements:document",
+         max_bytes=_LINE_FILE_BYTES),
     Kind("cuda", "`*.cu`, `*.cuh`", "one finding per file: a custom kernel to port", suffixes=(".cu", ".cuh"),
          comment="//"),
     Kind("notebook", "`*.ipynb`", "code cells like Python (same rules, prefilter and cache; findings carry the cell "
@@ -104,7 +109,7 @@ KINDS: tuple[Kind, ...] = (
          "`&&` chains, heredocs), `nvidia-smi`, launcher lines in `RUN`/`CMD`/`ENTRYPOINT`",
          names=("dockerfile", "containerfile"), prefixes=("dockerfile.", "containerfile."),
          suffixes=(".dockerfile", ".containerfile"), suppress_above=True,
-         reader="auditor.readers.dockerfile:document"),
+         reader="auditor.readers.dockerfile:document", max_bytes=_LINE_FILE_BYTES),
     Kind("compose", "`docker-compose*.yml`, `compose*.yaml`", "`image:`, `runtime: nvidia`, `driver: nvidia` device "
          "reservations, `environment:`", suffixes=_YAML, pattern=r"(?:docker-)?compose[^/]*\.ya?ml",
          reader="auditor.readers.compose:document", max_bytes=5 * 1024 * 1024),
@@ -132,7 +137,7 @@ KINDS: tuple[Kind, ...] = (
          "`export`ed and inline env vars (`CUDA_VISIBLE_DEVICES=`, `NCCL_*`), `nvidia-smi`, `#SBATCH --gres=gpu`, "
          "`torchrun`/`deepspeed`/`accelerate launch` flags that assume NVIDIA GPUs, `docker run --gpus`, "
          "`pip`/`uv`/`conda install` lines", suffixes=(".sh", ".bash", ".zsh", ".slurm", ".sbatch"),
-         reader="auditor.readers.shell:document"),
+         reader="auditor.readers.shell:document", max_bytes=_LINE_FILE_BYTES),
 )
 
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}

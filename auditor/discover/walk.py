@@ -9,8 +9,9 @@ becomes an error entry rather than an exception.
 
 The walk is on the hot path of every run (23k files in a large checkout), so it avoids a stat
 or a relpath per file: display paths are built by string concatenation, virtualenvs and
-.gitignore files are spotted in the directory listing, and each .gitignore gets one combined
-regex that rejects the common no-match case before pathspec's per-pattern check runs."""
+.gitignore files are spotted in the directory listing, and each .gitignore gets combined regexes
+that reject the common no-match case before any pattern is tried (auditor/discover/patterns.py,
+which matches in bounded time whatever the patterns)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from auditor.discover.files import (
     stamp,
     why_not_read,
 )
-from auditor.discover.ignore import SKIPPED_DIRS, Excludes, ExplicitFiles, GitIgnore, load_parents
+from auditor.discover.ignore import SKIPPED_DIRS, Excludes, ExplicitFiles, GitIgnore, load_parents, repository_root
 from auditor.discover.kinds import match as match_kind
 from auditor.model import FileError
 
@@ -99,6 +100,9 @@ class _Walk:
         prefix = "" if prefix == "." else prefix + "/"
         if self.ignore is not None:
             load_parents(self.ignore, top, self.stamps)
+            repo = repository_root(top)
+            if repo is not None and self.ignore.layers and self.ignore.ignored_within(top, True, repo):
+                return  # the folder named is itself ignored from above: as git, nothing in it counts
         # (directory, its display prefix, .gitignore layers that apply above it)
         stack: list[tuple[str, str, int]] = [(top, prefix, len(self.ignore.layers) if self.ignore else 0)]
         while stack:

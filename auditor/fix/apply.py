@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
-import tempfile
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,9 +32,11 @@ from auditor.model import FileError, Finding
 from auditor.pipeline.runtime import Runtime, catalogue_for
 from auditor.python import scan as python_scan
 from auditor.python.scan import parse_module, unvalidated_parsing
-from auditor.read.text import SourceError, decode_python, decode_text
+from auditor.read import toml_guard
+from auditor.read.text import SourceError, decode_python, decode_text, lines_with_ends
 from auditor.readers.notebook import NotebookError, read_notebook
 from auditor.sandbox.deep import run_deep
+from auditor.sandbox.safe_files import TreeFile, WriteRefused
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -93,7 +93,7 @@ class FixRun:
 
         out: list[str] = []
         for item in self.changed:
-            lines = difflib.unified_diff(item.original.splitlines(keepends=True), item.fixed.splitlines(keepends=True),
+            lines = difflib.unified_diff(lines_with_ends(item.original), lines_with_ends(item.fixed),
                                          f"a/{item.path}", f"b/{item.path}")
             for line in lines:
                 out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
@@ -128,39 +128,39 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
 
 
 def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int) -> FileFix:
+    """Fix one file, read and written through its folder's descriptor (auditor/sandbox/safe_files.py)."""
     outcome = FileFix(source.display)
-    problem = _outside(source.path, root)
-    if problem is not None:
-        outcome.error = FileError(source.display, "fix", problem)
-        return outcome
     try:
-        data = _read(source.path, max_bytes)
-    except OSError as exc:
-        outcome.error = FileError(source.display, "fix", f"not fixed: cannot read ({exc.strerror or exc})")
-        return outcome
+        with TreeFile(source.path, root) as tree_file:
+            data = tree_file.read(max_bytes)
+            _fix_data(runtime, source, outcome, data, unsafe)
+            encoded = _encoded(outcome, data, source.kind in PYTHON_KINDS) if write and outcome.changed else None
+            if encoded is not None:
+                tree_file.replace(encoded, data)
+                outcome.written = True
+    except (WriteRefused, OSError) as exc:
+        why = str(exc) if isinstance(exc, WriteRefused) else f"cannot read ({exc.strerror or exc})"
+        outcome.error = FileError(source.display, "fix", f"not fixed: {why}")
+        outcome.fixed = outcome.original
+    return outcome
+
+
+def _fix_data(runtime: Runtime, source: SourceFile, outcome: FileFix, data: bytes, unsafe: bool) -> None:
     try:
-        python = source.kind in PYTHON_KINDS
-        text = decode_python(data) if python else decode_text(data)
-        encoding = _encoding(data) if python else "utf-8"
+        text = decode_python(data) if source.kind in PYTHON_KINDS else decode_text(data)
     except SourceError as exc:
-        outcome.error = FileError(source.display, "fix", f"not fixed: {exc.message}")
-        return outcome
+        raise WriteRefused(exc.message) from None
     outcome.original = outcome.fixed = text
     run_deep(_rounds, runtime, source, outcome, unsafe)  # libcst and the walk need the large stack
-    if write and outcome.changed:  # after a reverted round: the last good text
-        try:
-            encoded = (codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b"") + outcome.fixed.encode(encoding)
-        except (UnicodeEncodeError, LookupError):
-            outcome.error = FileError(source.display, "fix", f"not fixed: the result cannot be written as {encoding}")
-            outcome.fixed = outcome.original
-            return outcome
-        refused = write_atomically(source.path, encoded, data)
-        if refused is not None:
-            outcome.error = FileError(source.display, "fix", refused)
-            outcome.fixed = outcome.original
-        else:
-            outcome.written = True
-    return outcome
+
+
+def _encoded(outcome: FileFix, data: bytes, python: bool) -> bytes:
+    """The fixed text (after a reverted round: the last good one) in the file's encoding and BOM."""
+    encoding = _encoding(data) if python else "utf-8"
+    try:
+        return (codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b"") + outcome.fixed.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        raise WriteRefused(f"the result cannot be written as {encoding}") from None
 
 
 def _rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
@@ -285,7 +285,7 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
                 taken, edits = _select_in(items, code)
                 if taken:
                     new_code = _apply_in(code, edits)
-                    cell["source"] = new_code.splitlines(keepends=True) if as_list else new_code
+                    cell["source"] = _jupyter_lines(new_code) if as_list else new_code
                     taken_findings += [items[i] for i in taken]
             if not taken_findings:
                 break
@@ -309,6 +309,14 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
             text = outcome.fixed = new
             outcome.rounds = number
             outcome.applied.update((f.rule, f.name) for f in taken_findings)
+
+
+def _jupyter_lines(code: str) -> list[str]:
+    """A cell's source as Jupyter lists it: split after each `\\n` only (str.splitlines() would also
+    split at U+2028, form feeds, `\\r`: issue 20, D16/D17)."""
+    parts = code.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
 
 
 def _select_in(findings: list[Finding], code: str) -> tuple[list[int], list]:
@@ -336,11 +344,9 @@ def _json_layout(text: str) -> tuple[int, bool, str] | None:
 
 
 def _toml_problem(text: str) -> str | None:
-    import tomllib
-
     try:
-        tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        toml_guard.loads(text)
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError is a ValueError
         return _first_line(exc)
     return None
 
@@ -395,64 +401,12 @@ def _encoding(data: bytes) -> str:
     return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
-def _outside(path: str, root: str) -> str | None:
-    """Why `path` must not be written: a symlink, not a regular file, or outside the scanned tree."""
+def write_atomically(path: str, data: bytes, expected: bytes, root: str | None = None) -> str | None:
+    """Replace `path` (inside `root`, default its folder) with `data` if it still holds
+    `expected`; None on success, else why nothing was written."""
     try:
-        info = os.lstat(path)
-    except OSError as exc:
-        return f"not fixed: cannot read ({exc.strerror or exc})"
-    if stat.S_ISLNK(info.st_mode):
-        return "not fixed: the file is a symlink (audit never writes through links)"
-    if not stat.S_ISREG(info.st_mode):
-        return "not fixed: not a regular file"
-    real, top = os.path.realpath(path), os.path.realpath(root)
-    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
-        return "not fixed: the file is outside the scanned folder"
-    return None
-
-
-def _read(path: str, max_bytes: int) -> bytes:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise OSError(0, "file too large")
-    return data
-
-
-def write_atomically(path: str, data: bytes, expected: bytes) -> str | None:
-    """Replace `path` with `data` through a temporary file in the same folder, keeping its mode;
-    None on success, else why nothing was written (the file changed since it was read, ...)."""
-    try:
-        info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
-            return "not fixed: the file became a symlink or special file"
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if handle.read(len(expected) + 1) != expected:
-                return "not fixed: the file changed on disk since it was read; run audit again"
-    except OSError as exc:
-        return f"not fixed: cannot read it again ({exc.strerror or exc})"
-    directory, name = os.path.split(path)
-    try:
-        handle, temp = tempfile.mkstemp(dir=directory or ".", prefix=f".{name}.", suffix=".lockin-fix")
-    except OSError as exc:
-        return f"not fixed: cannot create a temporary file next to it ({exc.strerror or exc})"
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fchmod(out.fileno(), stat.S_IMODE(info.st_mode))
-            os.fsync(out.fileno())
-        now = os.lstat(path)
-        if (now.st_size, now.st_mtime_ns, now.st_ino) != (info.st_size, info.st_mtime_ns, info.st_ino):
-            os.remove(temp)
-            return "not fixed: the file changed on disk while it was being fixed; run audit again"
-        os.replace(temp, path)
-    except OSError as exc:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        return f"not fixed: cannot write ({exc.strerror or exc})"
+        with TreeFile(path, root or os.path.dirname(os.path.abspath(path))) as tree_file:
+            tree_file.replace(data, expected)
+    except (WriteRefused, OSError) as exc:
+        return f"not fixed: {exc if isinstance(exc, WriteRefused) else exc.strerror or exc}"
     return None

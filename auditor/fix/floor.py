@@ -32,6 +32,7 @@ from auditor.catalogue import load_catalogue
 from auditor.config.keys import valid_version
 from auditor.discover.files import name_kind
 from auditor.discover.kinds import BY_NAME
+from auditor.read import toml_guard
 
 ASSUMED_FLOOR = "2.0"  # what an unknown floor is taken to be (the oldest release the catalogue checked)
 MAX_FLOOR_FILE_BYTES = 1024 * 1024
@@ -52,7 +53,7 @@ def version_tuple(version: str) -> tuple[int, ...]:
     """"2.3.1+cu121" -> (2, 3, 1); "2.4.0a0" -> (2, 4, 0); "2.4.*" -> (2, 4)."""
     parts: list[int] = []
     for piece in version.split("+", 1)[0].split("."):
-        digits = re.match(r"\d+", piece)
+        digits = re.match(r"\d{1,9}", piece)
         if digits is None:
             break
         parts.append(int(digits.group(0)))
@@ -140,11 +141,9 @@ def _requirements(text: str) -> Iterable[str]:
 
 @floor_reader("pyproject")
 def _pyproject(text: str) -> Iterable[str]:
-    import tomllib
-
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
+        data = toml_guard.loads(text)
+    except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
         return []
     strings: list[str] = []
     project = _table(data.get("project"))

@@ -95,6 +95,8 @@ class Rewriter:
         self.indent_unit = ctx.module.default_indent
         self._parents: dict[int, cst.CSTNode] | None = None
         self._imports: dict[str, str] | None = None
+        self._deciders: dict[int, tuple[cst.CSTNode, cst.CSTNode | None]] = {}
+        self.decided: dict[int, str | None] = {}  # per deciding node: what its branches say (fix/swaps.py)
 
     # -- tree facts -----------------------------------------------------------------------------------
     def _map_parents(self) -> dict[int, cst.CSTNode]:
@@ -122,6 +124,23 @@ class Rewriter:
         if self._parents is None:
             self._parents = self._map_parents()
         return self._parents.get(id(node))
+
+    def decider(self, node: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode | None]:
+        """(the node's outermost enclosing expression, the If, IfExp, While or statement right above
+        it). Every node climbed through shares the answer: in an `and` chain of n findings, each
+        climbing alone made the fixes quadratic (issue 20, D7)."""
+        climbed: list[int] = []
+        parent = self.parent(node)
+        while parent is not None and not isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.BaseStatement)):
+            known = self._deciders.get(id(parent))
+            if known is not None:
+                node, parent = known
+                break
+            climbed.append(id(parent))
+            node, parent = parent, self.parent(parent)
+        for key in climbed:
+            self._deciders[key] = (node, parent)
+        return node, parent
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -184,12 +184,15 @@ def _guards_cuda(ref: Reference, rewriter: Rewriter) -> str | None:
     executorch.backends.cuda import ...` / `raise RuntimeError("CUDA is not available")`), leaving
     out the torch.cuda calls and `.cuda()` there (findings of their own, fixed or holding the file
     back through the gate). None when the check decides nothing that names CUDA."""
-    node: cst.CSTNode = ref.node
-    parent = rewriter.parent(node)
-    while parent is not None and not isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.BaseStatement)):
-        node, parent = parent, rewriter.parent(parent)
+    node, parent = rewriter.decider(ref.node)
     if not isinstance(parent, (cst.If, cst.IfExp, cst.While)) or node is not parent.test:
         return None
+    if id(parent) not in rewriter.decided:  # the same for every check in the test
+        rewriter.decided[id(parent)] = _cuda_in_branches(parent, rewriter)
+    return rewriter.decided[id(parent)]
+
+
+def _cuda_in_branches(parent: cst.If | cst.IfExp | cst.While, rewriter: Rewriter) -> str | None:
     branches = [parent.body, parent.orelse] if not isinstance(parent, cst.While) else [parent.body]
     code = "".join(rewriter.code(b) for b in branches if b is not None)
     heads = [name for name, targets in rewriter.ctx.resolver.import_targets.items()

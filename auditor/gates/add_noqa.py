@@ -22,8 +22,12 @@ from dataclasses import dataclass, field
 
 from auditor.gates.suppress import comment_prefix
 from auditor.model import Finding
-from auditor.read.text import replace_atomically
+from auditor.read import toml_guard
+from auditor.read.text import lines_with_ends, split_lines
 from auditor.readers.yaml_nodes import YamlError, parse
+from auditor.sandbox.safe_files import TreeFile, WriteRefused
+
+MAX_BYTES = 1024 * 1024 * 1024
 
 _NOQA = re.compile(r"(?P<head>#\s*noqa:\s*)(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)", re.I)
 _IGNORE = re.compile(r"(?P<head>(?:#|//)\s*lockin:\s*ignore)(?P<list>\[[^\]\n]*\])?", re.I)
@@ -36,8 +40,9 @@ class Outcome:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
 
 
-def add_noqa(findings: list[Finding], files: dict[str, tuple[str, str]]) -> Outcome:
-    """`files` maps a finding's path to (path to open, kind)."""
+def add_noqa(findings: list[Finding], files: dict[str, tuple[str, str]], root: str | None = None) -> Outcome:
+    """`files` maps a finding's path to (path to open, kind); `root` is the scanned folder the
+    files are read and rewritten in, through their folder's descriptor (auditor/sandbox/safe_files.py)."""
     outcome = Outcome()
     by_file: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
     for finding in findings:
@@ -50,7 +55,7 @@ def add_noqa(findings: list[Finding], files: dict[str, tuple[str, str]]) -> Outc
         if source is None:
             outcome.skipped.append((display, "not a file of this run"))
             continue
-        why = _edit(source[0], source[1], lines)
+        why = _edit(source[0], source[1], lines, root or os.path.dirname(os.path.abspath(source[0])))
         if isinstance(why, str):
             outcome.skipped.append((display, why))
         elif why:
@@ -59,7 +64,7 @@ def add_noqa(findings: list[Finding], files: dict[str, tuple[str, str]]) -> Outc
     return outcome
 
 
-def _edit(path: str, kind: str, wanted: dict[int, set[str]]) -> int | str:
+def _edit(path: str, kind: str, wanted: dict[int, set[str]], root: str) -> int | str:
     if kind == "setup-cfg":
         return "setup.cfg takes no comment after a value; use per-file-ignores"
     if comment_prefix(kind) is None:
@@ -70,12 +75,21 @@ def _edit(path: str, kind: str, wanted: dict[int, set[str]]) -> int | str:
     if os.path.islink(path):
         return "a symbolic link; add the comment in the file it points to"
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-        text = raw.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        with TreeFile(path, root) as tree_file:
+            raw = tree_file.read(MAX_BYTES)
+            edited = _commented(raw, kind, wanted)
+            if isinstance(edited, tuple):
+                tree_file.replace(edited[0], raw)
+                return edited[1]
+            return edited
+    except (OSError, UnicodeDecodeError, WriteRefused) as exc:
         return f"not edited: {getattr(exc, 'strerror', None) or exc}"
-    lines = text.splitlines(keepends=True)
+
+
+def _commented(raw: bytes, kind: str, wanted: dict[int, set[str]]) -> tuple[bytes, int] | int | str:
+    """(the file's bytes with the comments added, how many), 0 when none is to add, or why not."""
+    text = raw.decode("utf-8-sig")
+    lines = lines_with_ends(text)  # never str.splitlines(): it also breaks at U+2028, form feeds, ... (D16)
     safe = _safe_lines(text, kind, len(lines))
     if isinstance(safe, str):
         return safe
@@ -99,8 +113,7 @@ def _edit(path: str, kind: str, wanted: dict[int, set[str]]) -> int | str:
     data = new_text.encode("utf-8")
     if raw.startswith(b"\xef\xbb\xbf"):
         data = b"\xef\xbb\xbf" + data
-    replace_atomically(path, data, ".lockin-", mode=os.stat(path).st_mode & 0o7777)
-    return added
+    return data, added
 
 
 def _with_codes(body: str, codes: list[str], prefix: str) -> str:
@@ -137,7 +150,7 @@ def _safe_lines(text: str, kind: str, count: int) -> set[int] | str:
         except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
             return "does not tokenize; not edited"
         return safe
-    lines = text.splitlines()
+    lines = split_lines(text)
     return {n for n in range(1, count + 1) if not lines[n - 1].rstrip().endswith("\\")}
 
 
@@ -150,11 +163,9 @@ def _same_meaning(old: str, new: str, kind: str) -> bool:
     if kind in ("yaml", "compose", "conda"):
         return _same_yaml(old, new)
     if kind == "pyproject" or kind.endswith("toml"):
-        import tomllib
-
         try:
-            return tomllib.loads(old) == tomllib.loads(new)
-        except tomllib.TOMLDecodeError:
+            return toml_guard.loads(old) == toml_guard.loads(new)
+        except (ValueError, RecursionError):  # TOMLDecodeError is a ValueError
             return False
     return True
 

@@ -1,23 +1,24 @@
-"""`--diff-base REF`: the lines added or changed since a git ref (staged, unstaged and untracked
-files included), so a pull request is judged on what it touches.
+"""`--diff-base REF`: the lines added or changed since the branch left REF (staged, unstaged and
+untracked files included), so a pull request is judged on what it touches.
 
-The checkout may be untrusted (CI runs on pull requests from forks, and a downloaded tree can
-carry its own .git/config), so git runs with every way its configuration can start a program
-turned off: no pager, no external diff, no textconv, no fsmonitor, no hooks, every clean/smudge
-filter the repository names emptied, and no optional lock (git then never writes the index)."""
+The base is the merge-base of REF and HEAD, as `git diff REF...HEAD` takes it: once REF moves on
+after the branch point, what REF gained since is not the pull request's. `REF...HEAD` and `REF...`
+are accepted and mean the same. git runs through auditor/sandbox/safe_git.py: the checkout may be
+untrusted, and git reads none of its configuration."""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 
 from auditor.config import ConfigError
+from auditor.sandbox.safe_git import SafeGit, safe_git
 
 WHOLE_FILE = None  # in ChangedLines.files: every line counts as changed (a new or binary file)
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-_GIT_TIMEOUT = 120
+_DIFF = ["diff", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "--no-color", "-U0", "-M",
+         "--src-prefix=a/", "--dst-prefix=b/"]
 
 
 @dataclass
@@ -25,6 +26,7 @@ class ChangedLines:
     base: str
     top: str  # the repository's top folder
     files: dict[str, set[int] | None] = field(default_factory=dict)  # absolute path -> changed lines
+    merge_base: str = ""  # the commit compared against
 
     def touches(self, absolute: str, line: int, end_line: int) -> bool:
         if absolute not in self.files:
@@ -36,71 +38,53 @@ class ChangedLines:
         return absolute in self.files
 
 
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in ("GIT_CONFIG_NOSYSTEM",)}
-    env.update({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat",
-                "LC_ALL": "C"})
-    return env
-
-
-_SAFE = ["-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "core.quotePath=false",
-         "-c", "diff.external=", "-c", "core.pager=cat", "--no-pager"]
-
-
-def _git(args: list[str], cwd: str, extra: list[str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    try:
-        proc = subprocess.run(["git", *_SAFE, *(extra or []), *args], cwd=cwd, env=_git_env(),
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=_GIT_TIMEOUT)
-    except FileNotFoundError:
-        raise ConfigError("--diff-base needs git, which is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise ConfigError(f"--diff-base: git {args[0]} took over {_GIT_TIMEOUT} s") from None
-    if check and proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ConfigError(f"--diff-base: git {args[0]} failed: {message[-1] if message else proc.returncode}")
-    return proc
-
-
-def _filter_overrides(cwd: str) -> list[str]:
-    """`-c filter.NAME.clean=` (and smudge, process) for every filter the configuration names:
-    a filter is a command git would run on worktree files while diffing them."""
-    proc = _git(["config", "--name-only", "--get-regexp", r"^filter\."], cwd, check=False)
-    names = set()
-    for line in proc.stdout.decode("utf-8", "replace").splitlines():
-        parts = line.split(".")
-        if len(parts) >= 3:
-            names.add(".".join(parts[1:-1]))
-    out: list[str] = []
-    for name in sorted(names):
-        for key in ("clean", "smudge", "process"):
-            out += ["-c", f"filter.{name}.{key}="]
-        out += ["-c", f"filter.{name}.required=false"]
-    return out
+def split_base(base: str) -> str:
+    """REF from `REF`, `REF...HEAD` or `REF...`; a usage error for anything else."""
+    usage = f"--diff-base {base!r}: give a branch, tag or commit (e.g. origin/main), or REF...HEAD"
+    if not base or base.startswith("-") or any(c in base for c in "\0\n"):
+        raise ConfigError(usage)
+    ref, dots, head = base.partition("...")
+    if dots:
+        if not ref:
+            raise ConfigError(usage)
+        if head not in ("", "HEAD"):
+            raise ConfigError(f"--diff-base {base!r}: the lines changed are those of the working tree, so the "
+                              "right side of REF...HEAD must be HEAD (or empty)")
+        return ref
+    if ".." in base:
+        raise ConfigError(f"--diff-base {base!r}: give REF or REF...HEAD (the changes since the branch left REF); "
+                          "a two-dot range compares with REF's tip")
+    return base
 
 
 def changed_lines(base: str, folder: str) -> ChangedLines:
-    """The lines changed since `base` in the repository holding `folder`."""
-    if not base or base.startswith("-") or any(c in base for c in "\0\n"):
-        raise ConfigError(f"--diff-base {base!r}: give a branch, tag or commit (e.g. origin/main)")
-    cwd = folder if os.path.isdir(folder) else os.path.dirname(folder) or "."
-    top = _git(["rev-parse", "--show-toplevel"], cwd).stdout.decode("utf-8", "surrogateescape").strip()
-    if not top:
-        raise ConfigError("--diff-base: not inside a git repository")
-    verify = _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{base}^{{commit}}"], top, check=False)
-    if verify.returncode != 0:
-        raise ConfigError(f"--diff-base {base}: no such commit in this repository (fetch it first, e.g. "
-                          f"`git fetch origin main`)")
-    commit = verify.stdout.decode().strip()
-    extra = _filter_overrides(top)
-    diff = _git(["diff", "--no-ext-diff", "--no-textconv", "--no-color", "-U0", "-M", "--src-prefix=a/",
-                 "--dst-prefix=b/", commit, "--"], top, extra)
-    changed = ChangedLines(base, top)
-    parse_diff(diff.stdout.decode("utf-8", "surrogateescape"), top, changed.files)
-    untracked = _git(["ls-files", "--others", "--exclude-standard", "-z"], top, extra)
+    """The lines changed since the branch holding `folder` left `base`."""
+    ref = split_base(base)
+    with safe_git(folder) as git:
+        top = git.repo.top
+        commit = _commit(git, ref, f"--diff-base {ref}: no such commit in this repository (fetch it first, e.g. "
+                                   "`git fetch origin main`)")
+        head = _commit(git, "HEAD", "--diff-base: this repository has no commit yet")
+        found = git.run(["merge-base", commit, head], check=False)
+        merge_base = found.stdout.decode().strip()
+        if found.returncode != 0 or not merge_base:
+            raise ConfigError(f"--diff-base {ref}: it has no common ancestor with HEAD (a shallow clone? fetch the "
+                              "whole history, e.g. actions/checkout with fetch-depth: 0)")
+        diff = git.run([*_DIFF, merge_base, "--"])
+        changed = ChangedLines(base, top, merge_base=merge_base)
+        parse_diff(diff.stdout.decode("utf-8", "surrogateescape"), top, changed.files)
+        untracked = git.run(["ls-files", "--others", "--exclude-standard", "-z"])
     for name in untracked.stdout.decode("utf-8", "surrogateescape").split("\0"):
         if name:
             changed.files[os.path.normpath(os.path.join(top, name))] = WHOLE_FILE
     return changed
+
+
+def _commit(git: SafeGit, ref: str, missing: str) -> str:
+    verify = git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], check=False)
+    if verify.returncode != 0:
+        raise ConfigError(missing)
+    return verify.stdout.decode().strip()
 
 
 def parse_diff(text: str, top: str, files: dict[str, set[int] | None]) -> None:

@@ -12,6 +12,10 @@ Anywhere in the file, on a line of its own:
     # lockin: ignore-file[LK401]                  these rules in the whole file
     # lockin: ignore-file                         every rule in the whole file
 
+A `# noqa` with our codes but without its colon, or with a space before it (`# noqa LK102`,
+`# noqa : LK102`), silences nothing and is reported (LK001, with the fix that spells it right), as
+ruff warns about malformed `# noqa` directives rather than passing over them in silence.
+
 A bare `# noqa` is deliberately not honoured: codebases use it for flake8 and pyflakes, and
 treating it as ours would silently hide lock-in. In a `# noqa:` list only codes of our rules (and
 `LK` codes that are no rule) are ours; the others belong to other linters and are left alone.
@@ -52,7 +56,9 @@ def _pattern(prefix: str) -> re.Pattern[str]:
         marker = re.escape(prefix)
         pattern = _PATTERNS[prefix] = re.compile(
             rf"{marker}\s*lockin:\s*(?P<kind>ignore-file|ignore)(?:\[(?P<names>[^\]\n]*)\])?"
-            rf"|{marker}\s*noqa:\s*(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)",
+            rf"|{marker}\s*noqa:\s*(?P<codes>[A-Za-z]+\d+(?:[ \t]*,?[ \t]*[A-Za-z]+\d+)*)"
+            # malformed: no colon, or a space before it
+            rf"|(?P<bad_head>{marker}\s*noqa)(?:[ \t]+:[ \t]*|[ \t]+)(?P<bad>[A-Za-z]+\d+(?:[ \t]*,[ \t]*[A-Za-z]+\d+)*)",
             re.IGNORECASE)
     return pattern
 
@@ -71,6 +77,7 @@ class Directive:
     alone: bool = False  # nothing but blanks before it on its line
     used: set[str] = field(default_factory=set)  # items that silenced a finding (lower case)
     used_all: bool = False
+    corrected: str | None = None  # a malformed `noqa` (no colon, or a space before it): how to write it
 
 
 _SPLIT = re.compile(r"[^\s,]+")
@@ -86,7 +93,7 @@ def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = Fals
     lines: list[tuple[int, str, list[re.Match[str]]]] = []
     starts = line_starts(text) if "\r" in text else None  # a lone CR ends a line too (auditor.read.text)
     for match in pattern.finditer(text):
-        if match.group("kind") is None and not _names_ours(match.group("codes"), ours):
+        if match.group("kind") is None and not _names_ours(_listed(match), ours):
             continue
         if starts is None:
             start = text.rfind("\n", 0, match.start()) + 1
@@ -112,10 +119,15 @@ def find_directives(text: str, prefix: str = DEFAULT_PREFIX, python: bool = Fals
                 continue
             begin = comments[number]
         for match in pattern.finditer(line, begin):
-            if match.group("kind") is None and not _names_ours(match.group("codes"), ours):
+            if match.group("kind") is None and not _names_ours(_listed(match), ours):
                 continue
             directives.append(_directive(number, line, match))
     return directives
+
+
+def _listed(match: re.Match[str]) -> str:
+    """The codes of a `noqa` directive, well-formed or not."""
+    return match.group("codes") if match.group("codes") is not None else match.group("bad")
 
 
 def _names_ours(codes: str, ours: tuple[str, ...]) -> bool:
@@ -126,12 +138,17 @@ def _names_ours(codes: str, ours: tuple[str, ...]) -> bool:
 def _directive(number: int, line: str, match: re.Match[str]) -> Directive:
     kind = match.group("kind")
     file_level = kind is not None and kind.lower() == "ignore-file"
+    corrected = None
     if kind is not None:
         group = "names"
         listed = match.group("names")
-    else:
+    elif match.group("codes") is not None:
         group = "codes"
         listed = match.group("codes")
+    else:
+        group = "bad"
+        listed = match.group("bad")
+        corrected = f"{match.group('bad_head')}: {listed}"
     items = None
     if listed is not None:
         offset = match.start(group)
@@ -140,7 +157,7 @@ def _directive(number: int, line: str, match: re.Match[str]) -> Directive:
         file_level = False  # a file-level directive must stand on a line of its own; here it is not one at all
         items = []
     return Directive(number, match.start() + 1, match.end() + 1, file_level, kind is None, items,
-                     line[match.end():], alone=not line[:match.start()].strip())
+                     line[match.end():], alone=not line[:match.start()].strip(), corrected=corrected)
 
 
 def _python_comments(text: str) -> dict[int, int]:
@@ -170,8 +187,10 @@ def apply(findings: list[Finding], directives: list[Directive], above: bool = Fa
     """Split the findings into kept and suppressed, marking which directive items were used. With
     `above` (Dockerfiles, where `#` starts a comment only at the start of a line), a directive on a
     line of its own also covers the line below it."""
+    every = directives
+    directives = [d for d in directives if d.corrected is None]  # a malformed directive silences nothing
     if not directives:
-        return Suppressions(findings, [], directives)
+        return Suppressions(findings, [], every)
     by_line: dict[int, list[Directive]] = {}
     whole_file = [d for d in directives if d.file_level]
     for directive in directives:
@@ -193,7 +212,7 @@ def apply(findings: list[Finding], directives: list[Directive], above: bool = Fa
             kept.append(finding)
         else:
             suppressed.append((finding, how))
-    return Suppressions(kept, suppressed, directives)
+    return Suppressions(kept, suppressed, every)
 
 
 def _silences(directive: Directive, finding: Finding) -> bool:
@@ -231,6 +250,12 @@ def problems(directives: Iterable[Directive], lines: list[str], known: Callable[
     found: list[Problem] = []
     for d in directives:
         line = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
+        if d.corrected is not None:
+            written = line[d.column - 1:d.end_column - 1]
+            found.append(Problem(d.line, d.column, d.end_column,
+                                 f"malformed suppression: `{written}` silences nothing; write `{d.corrected}` "
+                                 f"(a colon right after noqa)", (d.column, d.end_column, d.corrected)))
+            continue
         if d.items is None:
             if not d.used_all:
                 what = "file-level suppression" if d.file_level else "suppression"

@@ -41,7 +41,7 @@ def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResul
     ctx.source_path = source.path  # type: ignore[attr-defined]  # where `-r other.txt` includes resolve from
     ctx.scan_root = runtime.root  # type: ignore[attr-defined]  # and the folder they must stay in
     runtime.run_file_rules(source.kind, ctx)
-    return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.errors,
+    return FileResult(source.display, findings=sorted(ctx.findings, key=Finding.sort_key), errors=ctx.result_errors(),
                       parsed=True)
 
 
@@ -62,7 +62,7 @@ def check_notebook(runtime: Runtime, source: SourceFile, text: str) -> FileResul
         ctx.state[STATE] = magics_document(notebook)
         runtime.run_file_rules("notebook", ctx)
         shell = ctx.findings
-        result.errors.extend(_in_cells(ctx.errors, notebook))
+        result.errors.extend(_in_cells(ctx.result_errors(), notebook))
     if runtime.may_match(notebook.code.encode("utf-8", "replace")):  # markdown and outputs do not count
         # `!nvidia-smi` in a cell keeps the code's accelerator swaps back as a CUDA call would
         findings.extend(_python_findings(runtime, source, notebook, result, tuple(shell)))

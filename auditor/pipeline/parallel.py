@@ -17,6 +17,7 @@ from auditor.analysis.project import ProjectInfo
 from auditor.discover.files import SourceFile
 from auditor.fix.floor import TorchFloor
 from auditor.model import FileError, FileResult
+from auditor.sandbox.interpreter import context_for, forkserver_context
 from auditor.sandbox.isolate import IsolationFailure, deadline_for, limit_memory, run_isolated
 from auditor.sandbox.lifetime import die_with_parent
 
@@ -165,10 +166,8 @@ def _context(tasks: Sequence[Task]) -> multiprocessing.context.BaseContext:
     methods = multiprocessing.get_all_start_methods()
     big = sum(t[2] for t in tasks) >= POOL_PREFILTER_BYTES or max(t[2] for t in tasks) >= LARGE_FILE_BYTES
     if big and "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(WORKER_MODULES)
-        return context
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        return forkserver_context(WORKER_MODULES)  # started isolated from the working directory
+    return context_for("fork" if "fork" in methods else "spawn")
 
 
 def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
@@ -205,7 +204,8 @@ def check_in_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: b
                     _check_here(runtime, [t for t in remaining if t[0] not in done], hashing, outcomes, advance)
                     break
                 remaining = [t for t in remaining if t[0] not in done]
-            except OSError as exc:  # no pool at all (no /dev/shm, no processes left): nothing crashed
+            except (OSError, EOFError) as exc:  # no pool at all (no /dev/shm, no processes, a server that
+                # died starting): nothing crashed
                 warnings.append(f"parallel checking failed ({type(exc).__name__}: {exc}); finishing in one process")
                 _check_here(runtime, [t for t in remaining if t[0] not in done], hashing, outcomes, advance)
                 break
@@ -241,7 +241,7 @@ def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
                 started()  # only now: no thread may run in this process while workers fork
             try:
                 for future in as_completed(futures):
-                    for outcome in future.result():
+                    for outcome in _chunk_outcomes(runtime, future, futures[future], hashing, BrokenProcessPool):
                         outcomes.append(outcome)
                         done.add(outcome[0])
                     if advance is not None:
@@ -253,6 +253,19 @@ def _run_pool(runtime: Runtime, tasks: Sequence[Task], jobs: int, hashing: bool,
         with slots.get_lock():
             suspects = {slots[k + 1] for k in range(0, len(slots), 2) if slots[k] and slots[k + 1] >= 0}
         raise _PoolBroke(str(exc) or type(exc).__name__, suspects) from None
+
+
+def _chunk_outcomes(runtime: Runtime, future: Future, chunk: list[Task], hashing: bool,
+                    broken: type[BaseException]) -> list[Outcome]:
+    """A chunk's outcomes; when the worker could not send them (a result it could not pickle, an
+    error outside any one file's check), each of its files is checked again in isolation, so the
+    failure stays those files' error entries and never ends the run."""
+    try:
+        return future.result()
+    except broken:
+        raise
+    except Exception:
+        return [_check_isolated(runtime, task, hashing) for task in chunk]
 
 
 def _abandon(pool: Any) -> None:

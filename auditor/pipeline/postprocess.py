@@ -6,11 +6,14 @@ Per scan, after the cache: the files' results merged; a finding reported twice (
 two requirement files) kept once; CUDA sources linked to the build that compiles them
 (auditor.analysis.crossfile); NVIDIA images given "works" where another Dockerfile serves the
 target (auditor.analysis.alternatives); then per-file-ignores and severity overrides, which are
-cheap and must not invalidate the cached results when they change."""
+cheap and must not invalidate the cached results when they change. A file's result holds at most
+MAX_FINDINGS_PER_FILE findings (`capped`), and whatever its check raised is its error entry
+(`failed_file`)."""
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -19,12 +22,11 @@ from auditor.analysis.alternatives import with_alternatives
 from auditor.analysis.crossfile import link_kernel_sources
 from auditor.config import nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
-from auditor.model import Edit, Finding, Fix
+from auditor.model import MAX_FINDINGS_PER_FILE, OMITTED, Edit, FileError, FileResult, Finding, Fix, omitted_error
 
 if TYPE_CHECKING:
     from auditor.config.settings import Settings
     from auditor.discover.files import SourceFile
-    from auditor.model import FileResult
     from auditor.pipeline.runtime import Runtime
     from auditor.report.model import ScanResult
 
@@ -45,8 +47,8 @@ def apply_suppressions(runtime: Runtime, source: SourceFile, text: str, result: 
         return
     applied = suppress.apply(result.findings, directives, kind.suppress_above)
     result.findings, result.suppressed = applied.kept, applied.suppressed
-    if runtime.unused_rule is None:
-        return
+    if runtime.unused_rule is None or any(error.kind == OMITTED for error in result.errors):
+        return  # with findings not kept, a directive silencing nothing kept may silence one of them
     # FileContext brings libcst: only a run that checks files reports LK001 (this module is on every run's path)
     from auditor.context import FileContext
     ctx = FileContext(source.display, text, runtime.catalogue, source.kind, runtime.project.facts(source.path, source.display))
@@ -61,7 +63,7 @@ def apply_suppressions(runtime: Runtime, source: SourceFile, text: str, result: 
         ctx.findings.append(replace(finding, fix=fix))
     if ctx.findings:
         # Only a directive that names LK001 silences these: an unused catch-all would hide itself.
-        naming = [d for d in directives if d.items is not None]
+        naming = [d for d in directives if d.items is not None and d.corrected is None]
         again = suppress.apply(ctx.findings, naming)
         result.findings = sorted([*result.findings, *again.kept], key=Finding.sort_key)
         result.suppressed.extend(again.suppressed)
@@ -128,3 +130,25 @@ def apply_settings(outcome: ScanResult, settings: Settings) -> None:
 def _with_severity(finding: Finding, levels: dict[str, str]) -> Finding:
     level = levels.get(finding.rule.lower()) or levels.get(finding.name)
     return finding if level is None or level == finding.severity else replace(finding, severity=level)
+
+
+def capped(result: FileResult) -> FileResult:
+    """At most MAX_FINDINGS_PER_FILE findings per file whatever made them (the contexts cap each
+    part of a file; a notebook joins two), the rest counted in an error entry."""
+    if len(result.findings) <= MAX_FINDINGS_PER_FILE:
+        return result
+    rest = Counter(f.rule for f in result.findings[MAX_FINDINGS_PER_FILE:])
+    result.findings = result.findings[:MAX_FINDINGS_PER_FILE]
+    result.errors = [*result.errors, omitted_error(result.path, dict(rest))]
+    return result
+
+
+def failed_file(path: str, exc: Exception) -> FileResult:
+    """The error entry of a file whose check raised: the run and the other files go on."""
+    if isinstance(exc, RecursionError):  # a reader (TOML, JSON, YAML) recursing once per level of nesting
+        return FileResult(path, errors=[FileError(path, "parse", "nested too deeply to read; not scanned")])
+    if isinstance(exc, MemoryError):  # the worker's memory backstop, or the machine's
+        return FileResult(path, errors=[FileError(path, "crash", "ran out of memory while checking this file; "
+                                                                  "not scanned")])
+    return FileResult(path, errors=[FileError(
+        path, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])

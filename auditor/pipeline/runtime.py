@@ -23,6 +23,7 @@ from auditor.fix.policy import gate_rules
 from auditor.model import FileError, FileResult
 from auditor.pipeline import postprocess
 from auditor.pipeline.kind_checks import check_python
+from auditor.pipeline.postprocess import capped, failed_file
 from auditor.python.walker import Walker
 from auditor.read.source import may_hold_directive, may_hold_findings, needs_check, read_bytes, unchecked_result
 from auditor.read.text import SourceError, decode_python, decode_text
@@ -93,26 +94,26 @@ class Runtime:
     def check_with_digest(self, source: SourceFile, hashing: bool,
                           expected: str | None = None) -> tuple[FileResult | None, str | None]:
         """Read and check a file; with `hashing`, also a digest of the bytes checked (for the cache).
-        The result is None when the digest equals `expected` (the cached one): nothing to check."""
-        data, error = read_bytes(source, self.max_bytes)
-        if error is not None:
-            return FileResult(source.display, errors=[error]), None
-        if hashing:
-            content = digest(data)
-            if content == expected:
-                return None, content
-            return self.check_data(source, data), content
-        return self.check_data(source, data), None
+        The result is None when the digest equals `expected` (the cached one): nothing to check.
+        Whatever goes wrong with this one file (even MemoryError) is this file's error entry."""
+        try:
+            data, error = read_bytes(source, self.max_bytes)
+            if error is not None:
+                return FileResult(source.display, errors=[error]), None
+            if hashing:
+                content = digest(data)
+                if content == expected:
+                    return None, content
+                return self.check_data(source, data), content
+            return self.check_data(source, data), None
+        except Exception as exc:
+            return failed_file(source.display, exc), None
 
     def check_data(self, source: SourceFile, data: bytes) -> FileResult:
         try:
             return self._check(source, data)
-        except RecursionError:  # a reader (TOML, JSON, YAML) recursing once per level of the file's nesting
-            return FileResult(source.display, errors=[FileError(
-                source.display, "parse", "nested too deeply to read; not scanned")])
         except Exception as exc:  # a bug in one rule must not lose the other files' findings
-            return FileResult(source.display, errors=[FileError(
-                source.display, "internal", f"internal error while checking this file: {type(exc).__name__}: {exc}")])
+            return failed_file(source.display, exc)
 
     def _check(self, source: SourceFile, data: bytes) -> FileResult:
         # A file the prefilter or its kind's gate rules out holds no finding; it is only read when it
@@ -148,9 +149,9 @@ class Runtime:
                 check = self._checks[kind.check] = getattr(import_module(where), function)
             result = check(self, source, text)
             if kind.own_suppressions:  # a notebook applies them to its cells' text, then maps the lines
-                return result
+                return capped(result)
         self.suppress(source, text, result)
-        return result
+        return capped(result)
 
     def suppress(self, source: SourceFile, text: str, result: FileResult) -> None:
         """Apply the file's suppression comments; report those that silence nothing (LK001). See
@@ -161,3 +162,4 @@ class Runtime:
         """The check_file hooks of the rules that read this kind."""
         for rule in self.by_kind.get(kind, []):
             rule.check_file(ctx)
+

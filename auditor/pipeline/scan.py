@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor import targets
 from auditor.analysis.alternatives import served_for
+from auditor.analysis.components import Layout, layout_for
 from auditor.analysis.project import ProjectInfo
 from auditor.cache import reuse
 from auditor.cache.folder import cache_location
@@ -21,6 +22,7 @@ from auditor.discover.files import SourceFile
 from auditor.fix.floor import resolve_floor
 from auditor.model import FileResult
 from auditor.pipeline import postprocess
+from auditor.pipeline.postprocess import failed_file
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:  # imported lazily: a run served from the cache never loads libcst or the rules
@@ -75,7 +77,19 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     scanner = _Scan(found.files, settings, cache, outcome, whole, reuse.project_info(paths, scan_root, found, cache))
     results = scanner.run()
     postprocess.collect(outcome, results, scanner.served, settings)
+    outcome.layout = _layout(scan_root, found.files, settings)
     return outcome
+
+
+def _layout(scan_root: str, files: list[SourceFile], settings: Settings) -> Layout:
+    """The repository's components, from the scanned files' paths and its packaging files."""
+    prefix = scan_root.rstrip(os.sep) + os.sep
+    relatives = []
+    for source in files:
+        absolute = os.path.abspath(source.path)
+        relative = absolute[len(prefix):] if absolute.startswith(prefix) else source.display
+        relatives.append(relative.replace(os.sep, "/"))
+    return layout_for(scan_root, relatives, settings.components)
 
 
 def validate_rules(settings: Settings, cache: Cache | None = None) -> None:
@@ -315,7 +329,11 @@ class _Scan:
         held_bytes = 0
         for index in misses:
             source = self.files[index]
-            data, error = read_bytes(source, self.options.max_bytes)
+            try:
+                data, error = read_bytes(source, self.options.max_bytes)
+            except Exception as exc:  # this file's error; the others go on
+                self._record(index, failed_file(source.display, exc), None)
+                continue
             if error is not None:
                 self._record(index, FileResult(source.display, errors=[error]), None)
                 continue

@@ -21,8 +21,8 @@ Every function takes the same keywords:
     reference  the device the outputs are compared with and the speed measured against:
                "cuda" (NVIDIA's build, the default) or a `TargetDevice`
     devices    target name -> `TargetDevice` (device string, label, backend modules to import
-               when probing, torch build to require); the target registry passes its own,
-               `devices.DEFAULT_DEVICES` covers rocm, tpu, trainium, mps, xpu and cpu
+               when probing, torch build to require); None: the target registry's
+               (`devices.registry_devices()`, from rules/targets.toml)
 
 `write_tests` raises `write.WriteRefused` (writing nothing; `.path`, `.reason`, and a message
 fit for one line of an exit-2 error) when DIR or a file is a symbolic link, or a file exists

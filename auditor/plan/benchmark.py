@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from auditor.plan.devices import DEFAULT_DEVICES, NVIDIA, TargetDevice
+from auditor.plan.devices import NVIDIA, TargetDevice
 from auditor.plan.generated import fill, subject_for
 
 
@@ -19,7 +19,7 @@ def benchmark_filename(target: str) -> str:
 
 def render_benchmark(target: str, *, project: str, device: str | TargetDevice | None = None,
                      entry: str | None = None, reference: str | TargetDevice = NVIDIA,
-                     devices: Mapping[str, TargetDevice] = DEFAULT_DEVICES) -> str:
+                     devices: Mapping[str, TargetDevice] | None = None) -> str:
     """The benchmark script for `target` (its device from `device`, else from `devices`)."""
     subject = subject_for(target, project=project, device=device, entry=entry, reference=reference,
                           devices=devices)

@@ -1,18 +1,24 @@
 """Which torch device a target runs on, and how a generated file tells whether it is there.
 
-The target registry passes its own `TargetDevice` values; `DEFAULT_DEVICES` stands in until it
-does, for today's targets. Nothing here imports a vendor package: the generated files probe the
-device when they run (see `templates/common.py.tmpl`)."""
+`registry_devices()` reads them from the target registry (rules/targets.toml: `device`, `label`,
+`backend_modules`, `build`), so a target added there (npu) gets its parity test and benchmark with
+no code; device types outside the registry that an environment override may still name are
+rules/plan/plan.toml [generated.other_backends]. Nothing here imports a vendor package: the
+generated files probe the device when they run (see `templates/common.py.tmpl`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
+
+from auditor import targets
+from auditor.plan.catalogue import plan_catalogue
 
 _DEVICE = re.compile(r"[a-z][a-z0-9_]*(?::[0-9]{1,3})?\Z")
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
-_BUILDS = ("cuda", "hip", "xpu")  # attributes of torch.version that name a build
+_BUILDS = ("cuda", "hip", "xpu")  # attributes of torch.version that name a build (as rules/targets.toml checks)
 
 
 @dataclass(frozen=True)
@@ -50,23 +56,17 @@ class TargetDevice:
 # The reference a move starts from: NVIDIA's CUDA build.
 NVIDIA = TargetDevice("cuda", "NVIDIA CUDA", build="cuda")
 
-# Today's targets (README "Rules"); the target registry supersedes this table when it passes one.
-DEFAULT_DEVICES: dict[str, TargetDevice] = {
-    "rocm": TargetDevice("cuda", "AMD ROCm (the HIP build of torch)", build="hip"),
-    "tpu": TargetDevice("tpu", "Google TPU through TorchTPU", ("torch_tpu",)),
-    "trainium": TargetDevice("neuron", "AWS Trainium through TorchNeuron", ("torch_neuronx",)),
-    "mps": TargetDevice("mps", "Apple MPS"),
-    "xpu": TargetDevice("xpu", "Intel XPU"),
-    "cpu": TargetDevice("cpu", "CPU"),
-}
+@cache
+def registry_devices() -> dict[str, TargetDevice]:
+    """Target name -> its device, for every target of the registry that names one, in report order."""
+    return {t.name: TargetDevice(t.device, t.label or t.display, tuple(t.backend_modules), t.build or None)
+            for t in targets.registry().targets if t.device}
 
-# Device types outside the targets that an environment override may still name: the generated
-# files know how to load their backends too.
-OTHER_BACKENDS: dict[str, tuple[str, ...]] = {
-    "npu": ("torch_npu",),
-    "xla": ("torch_xla",),
-    "hpu": ("habana_frameworks.torch",),
-}
+
+@cache
+def other_backends() -> dict[str, tuple[str, ...]]:
+    """Device types outside the registry that the generated files know how to load (torch_xla, ...)."""
+    return dict(plan_catalogue().other_backends)
 
 
 def resolve_target(target: str, device: str | TargetDevice | None,
@@ -98,7 +98,7 @@ def resolve_reference(reference: str | TargetDevice) -> TargetDevice:
 
 def backend_table(devices: Mapping[str, TargetDevice], *extra: TargetDevice) -> dict[str, tuple[str, ...]]:
     """Device type -> backend modules, for every device the generated file may be pointed at."""
-    table = dict(OTHER_BACKENDS)
+    table = dict(other_backends())
     for spec in (*devices.values(), *extra):
         if spec.backend_modules:
             table[spec.device_type] = spec.backend_modules

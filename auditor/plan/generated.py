@@ -14,7 +14,7 @@ from importlib import resources
 from string import Template
 
 from auditor import TOOL_NAME, __version__
-from auditor.plan.devices import TargetDevice, backend_table, resolve_reference, resolve_target
+from auditor.plan.devices import TargetDevice, backend_table, registry_devices, resolve_reference, resolve_target
 
 _TARGET = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,23}\Z")  # short: it is in file and test names
 _ENTRY = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*:(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -41,8 +41,10 @@ class Subject:
 
 
 def subject_for(target: str, *, project: str, device: str | TargetDevice | None, entry: str | None,
-                reference: str | TargetDevice, devices: Mapping[str, TargetDevice]) -> Subject:
-    """The checked subject of a generated file: every value in it validated here."""
+                reference: str | TargetDevice, devices: Mapping[str, TargetDevice] | None) -> Subject:
+    """The checked subject of a generated file: every value in it validated here (`devices`: target
+    name -> device, the registry's when None)."""
+    devices = registry_devices() if devices is None else devices
     spec = resolve_target(check_target(target), device, devices)
     base = resolve_reference(reference)
     return Subject(target, spec, base, check_entry(entry), project, backend_table(devices, spec, base))

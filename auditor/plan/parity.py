@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from auditor.plan.devices import DEFAULT_DEVICES, NVIDIA, TargetDevice
+from auditor.plan.devices import NVIDIA, TargetDevice
 from auditor.plan.generated import fill, subject_for
 
 
@@ -18,7 +18,7 @@ def parity_filename(target: str) -> str:
 
 def render_parity_test(target: str, *, project: str, device: str | TargetDevice | None = None,
                        entry: str | None = None, reference: str | TargetDevice = NVIDIA,
-                       devices: Mapping[str, TargetDevice] = DEFAULT_DEVICES) -> str:
+                       devices: Mapping[str, TargetDevice] | None = None) -> str:
     """The parity test for `target` (its device from `device`, else from `devices`)."""
     subject = subject_for(target, project=project, device=device, entry=entry, reference=reference,
                           devices=devices)

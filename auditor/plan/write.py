@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from auditor.plan.benchmark import benchmark_filename, render_benchmark
-from auditor.plan.devices import DEFAULT_DEVICES, NVIDIA, TargetDevice
+from auditor.plan.devices import NVIDIA, TargetDevice
 from auditor.plan.generated import ownership
 from auditor.plan.parity import parity_filename, render_parity_test
 
@@ -30,7 +30,7 @@ class WriteRefused(Exception):
 def write_tests(directory: str | os.PathLike[str], target: str, *, project: str,
                 device: str | TargetDevice | None = None, entry: str | None = None,
                 reference: str | TargetDevice = NVIDIA,
-                devices: Mapping[str, TargetDevice] = DEFAULT_DEVICES) -> list[Path]:
+                devices: Mapping[str, TargetDevice] | None = None) -> list[Path]:
     """Write `test_parity_T.py` and `bench_T.py` into `directory` (created when missing) and
     return their paths. Raises WriteRefused, writing nothing, when the folder or a file is a
     link, or a file exists that audit did not write or that was edited since; raises

@@ -30,6 +30,7 @@ class _OffsetCodegen(CodegenState):
         self.ancestors: dict[int, tuple[cst.CSTNode, ...]] = {}
         self.open_starts: dict[int, int] = {}  # start offsets of the enclosing nodes of reported ones
         self._wanted = set(wanted)  # ids still to place; codegen stops once none is left
+        self._synced = 0  # how many of the open nodes (outermost first) have their start in open_starts
 
     def add_token(self, value: str) -> None:
         self.tokens.append(value)
@@ -46,11 +47,17 @@ class _OffsetCodegen(CodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._starts.pop()
         self._open.pop()
+        if len(self._open) < self._synced:
+            self._synced = len(self._open)
         key = id(node)
         self.spans.setdefault(key, (start, self.offset))
         if key in self._wanted:  # a node's span is final once its own codegen has finished
             self.ancestors[key] = tuple(self._open)
-            self.open_starts.update(zip(map(id, self._open), self._starts, strict=True))
+            # only the enclosing nodes opened since the last reported one: n findings in an `and`
+            # chain n deep recorded the whole chain each (issue 20, D7)
+            synced = self._synced
+            self.open_starts.update(zip(map(id, self._open[synced:]), self._starts[synced:], strict=True))
+            self._synced = len(self._open)
             self._wanted.discard(key)
             if not self._wanted:
                 raise _AllPlaced

@@ -12,7 +12,7 @@ from auditor.analysis.placement import Placer
 from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
 from auditor.checks.registry import rule_by_code
-from auditor.context import PythonContext
+from auditor.context import FindingList, PythonContext
 from auditor.fix.build import plan_fixes
 from auditor.fix.floor import TorchFloor
 from auditor.fix.policy import finalize
@@ -126,7 +126,7 @@ def _scan(path: str, text: str, walker: Walker, catalogue: Catalogue,
     if after_walk is not None:
         after_walk(ctx)
     result.findings = place_findings(ctx, floor, hidden, gate_extra)
-    result.errors.extend(ctx.errors)
+    result.errors.extend(ctx.result_errors())
     return result
 
 
@@ -134,7 +134,8 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
                    hidden: frozenset[str] = frozenset(), gate_extra: tuple[Finding, ...] = ()) -> list[Finding]:
     """Turn pending node reports into findings in their context (auditor.analysis) and with their
     fixes, drop duplicates and superseded ones, sort."""
-    findings = list(ctx.findings)
+    findings = FindingList(ctx.omitted)  # at most MAX_FINDINGS_PER_FILE, the rest counted
+    findings.extend(ctx.findings)
     planned: dict[int, PlannedFix] = {}
     if ctx.pending:
         plans = plan_fixes(ctx, hidden)

@@ -4,5 +4,6 @@
   (BOM, PEP 263) and what a line is; every later stage counts lines its way;
 - `source.py`: a discovered file read for checking: its bytes or its error entry, and whether it
   can hold a finding at all (the Python prefilter, or its kind's byte gate);
-- `prefilter.py`: the byte-level Python prefilter, built from the rules and the catalogue.
+- `prefilter.py`: the byte-level Python prefilter, built from the rules and the catalogue;
+- `toml_guard.py`: tomllib, after refusing the key shapes it reads in quadratic time.
 """

@@ -44,6 +44,15 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def lines_with_ends(text: str) -> list[str]:
+    """The lines of `text` with their ends (as `str.splitlines(keepends=True)` with only `\\n`,
+    `\\r\\n` and `\\r` ending a line): joined, they give `text` back."""
+    starts = line_starts(text)
+    if starts[-1] == len(text):
+        starts.pop()
+    return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)], strict=False)]
+
+
 def line_starts(text: str) -> list[int]:
     """Offsets at which each line starts (the first is 0), with the same line ends as `split_lines`."""
     if "\r" in text:
@@ -124,7 +133,14 @@ def _decode(data: bytes, encoding: str) -> str:
         raise SourceError("decode", f"cannot decode as {encoding} (line {line}): {exc.reason}") from None
     except LookupError:
         raise SourceError("decode", f"unknown encoding {encoding!r}") from None
+    except (UnicodeError, ValueError) as exc:  # a codec that fails its own way (`# coding: punycode`: D21)
+        raise SourceError("decode", f"cannot decode as {encoding}: {exc}") from None
+    if not text.isascii() and _SURROGATE.search(text):  # `unicode_escape` can make one; no parser reads it
+        raise SourceError("decode", f"decoding as {encoding} gives a lone surrogate, which no Python source holds")
     return text[1:] if text.startswith("\ufeff") else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _first_two_lines(data: bytes) -> bytes:
@@ -185,24 +201,3 @@ def brackets_too_deep(data: bytes, limit: int = MAX_BRACKET_DEPTH) -> bool:
         return False
     # After k brackets the depth is opened - closed = 2 * opened - k.
     return max(map(operator.sub, accumulate(marks.translate(_BRACKET_SIGN)), count(1))) > limit
-
-
-def replace_atomically(path: str, data: bytes, prefix: str, mode: int | None = None) -> None:
-    """Write `data` to a temporary file beside `path` and rename it over `path`: readers see the
-    old file or the new one, never half of one, and the temporary file never outlives a failure.
-    `mode`: the permission bits to give the new file (else the temporary file's, 0600)."""
-    import tempfile  # only the few runs that write a file pay for it
-
-    handle, temp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=prefix, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.remove(temp)
-        except OSError:
-            pass
-        raise

@@ -14,6 +14,7 @@ import bisect
 import tomllib
 from typing import TYPE_CHECKING, Any
 
+from auditor.read import toml_guard
 from auditor.read.text import line_starts
 from auditor.readers import Located
 
@@ -25,7 +26,7 @@ def load_toml(ctx: FileContext) -> dict[str, Any] | None:
     """The file's TOML data, or None after a `parse` error entry (bad TOML, or nested deeper than
     tomllib, which recurses once per nested array or inline table, can read)."""
     try:
-        return tomllib.loads(ctx.text)
+        return toml_guard.loads(ctx.text)
     except tomllib.TOMLDecodeError as exc:
         ctx.error("parse", f"invalid TOML: {exc}")
     except RecursionError:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from auditor.read.text import split_lines
 from auditor.readers.commands import Positions, Script, read_script
 from auditor.readers.document import Document, EnvSetting
 
@@ -32,6 +33,7 @@ _SHELL_LINE = re.compile(r"^([ \t]*)(?:[A-Za-z_][\w, ]*=\s*)?!!?(.*)$")
 _MAGIC_LINE = re.compile(r"^([ \t]*)(?:[A-Za-z_][\w, ]*=\s*)?%(\w+)(.*)$")
 _HELP_LINE = re.compile(r"^([ \t]*)(?:\?\??[\w.]+|[\w.]+\?\??)[ \t]*$")
 _ENV = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s*=\s*|\s+)?(.*)$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class NotebookError(ValueError):
@@ -78,7 +80,13 @@ def read_notebook(text: str) -> Notebook:
             raise NotebookError(f"cell {number}: `source` is neither a string nor a list of strings")
         if cell.get("cell_type") != "code":
             continue
-        lines = source.splitlines() or [""]
+        if not source.isascii():
+            # JSON can escape a lone surrogate (`\ud800`), which no Python source holds: one
+            # replacement character for one, so positions stay (an internal error before: D21)
+            source = _SURROGATE.sub("\ufffd", source)
+        # Python's own line ends: str.splitlines() also broke at U+2028, form feeds, \x1c-\x1e and
+        # NEL, which moved the lines of everything below and made the cell a parse error (D17)
+        lines = split_lines(source) or [""]
         first = len(code) + 1
         notebook.starts.append((number, first))
         blanked = _blank(lines, first, notebook)

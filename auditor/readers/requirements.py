@@ -23,6 +23,7 @@ from auditor.read.text import SourceError, decode_text, read_regular_file
 from auditor.readers import Dependencies, IndexUrl, Requirement, normalize, salvage_requirement
 from auditor.readers.document import Document
 
+MAX_INCLUDE_DEPTH = 100  # `-r` files within `-r` files; no real project nests them this deep
 # optparse destinations of the options that say where packages come from.
 _INDEX_OPTIONS = {"index_url": "--index-url", "extra_index_urls": "--extra-index-url", "find_links": "--find-links"}
 
@@ -61,7 +62,7 @@ class _Reader:
         if real:
             self.seen.add(real)
         owner = None if ctx is self.root else ctx
-        line_parser = pip_req.get_line_parser()
+        line_parser = _line_parser()
         for item in pip_req.preprocess(_pip_lines(ctx.text)):
             if isinstance(item, pip_req.CommentLine):
                 continue
@@ -141,6 +142,10 @@ class _Reader:
             return
         if target_real in self.seen:
             return  # already read through another include
+        if len(chain) >= MAX_INCLUDE_DEPTH:  # each level is a few frames deeper: 330 hit the recursion limit (D27)
+            self.error(ctx, number, f"include chain deeper than {MAX_INCLUDE_DEPTH} files; {include} not read",
+                       kind="include")
+            return
         text = self.load(ctx, number, target_real, display)
         if text is not None:
             sub = FileContext(display, text, ctx.catalogue, "requirements")
@@ -161,6 +166,28 @@ class _Reader:
         error = FileError(ctx.path, kind, f"line {number}: {message}")
         if error not in self.root.errors:
             self.root.errors.append(error)
+
+
+def _line_parser():
+    """pip's line parser (pip_requirements_parser.get_line_parser) with its option parser built
+    once: pip builds one for every line, about 300 µs a line (issue 20, D12). A line with options
+    gets its own copy of the defaults, which is what the rebuilding was for (append options add
+    to a default list); a line without options is not parsed, so nothing changes its defaults."""
+    import copy
+    import optparse
+    import shlex
+
+    parser = pip_req.build_parser()
+    shared = parser.get_default_values()
+
+    def parse(line: str):
+        args_str, options_str = pip_req.break_args_options(line)
+        if not options_str.strip():
+            return args_str, shared, []
+        options, arguments = parser.parse_args(shlex.split(options_str), optparse.Values(copy.deepcopy(parser.defaults)))
+        return args_str, options, arguments
+
+    return parse
 
 
 # pip numbers lines with str.splitlines(), which also breaks at these; as blanks (same length, so

@@ -3,7 +3,8 @@ points at (`::error file=...,line=...,col=...::message`).
 
 Severity maps to the annotation level (blocker and major: error, minor: warning, info: notice).
 Values are escaped as actions/toolkit does: `%`, CR and LF everywhere, and `:` and `,` in
-properties. GitHub shows at most 10 errors and 10 warnings per step, so put the full report in
+properties; any other character that is not printable (ESC, BEL, a line separator: issue 20, D28)
+is written as an escape (auditor.console.printable). GitHub shows at most 10 errors and 10 warnings per step, so put the full report in
 the job summary as well (`--format markdown >> $GITHUB_STEP_SUMMARY`)."""
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 from typing import TextIO
 
 from auditor import TOOL_NAME
+from auditor.console import printable
 from auditor.report.model import Report
 
 LEVELS = {"blocker": "error", "major": "error", "minor": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

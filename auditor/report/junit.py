@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import TextIO
 
 from auditor import TOOL_NAME
+from auditor.console import printable
 from auditor.report.model import Report
 
 # Characters XML 1.0 cannot carry at all (a snippet may hold any of them).
@@ -19,6 +20,12 @@ _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 def _text(value: object) -> str:
     return _INVALID.sub("\ufffd", str(value))
+
+
+def _value(value: object) -> str:
+    """A value from the scanned repository (a path, a snippet, a message) on one line of its own:
+    its newlines and other controls escaped (auditor.console.printable)."""
+    return _text(printable(str(value)))
 
 
 def build(report: Report) -> ET.Element:
@@ -31,19 +38,22 @@ def build(report: Report) -> ET.Element:
         errors_by_path[e.path].append(e)
     total = failures = errors = 0
     for path in sorted(set(by_path) | set(errors_by_path)):
-        suite = ET.SubElement(suites, "testsuite", name=_text(path))
-        classname = _text(path.rsplit(".", 1)[0].replace("/", "."))
+        suite = ET.SubElement(suites, "testsuite", name=_value(path))
+        classname = _value(path.rsplit(".", 1)[0].replace("/", "."))
         for f in by_path[path]:
             # A notebook's lines are counted in a cell: name it, and point the file line at the start.
             where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
             case = ET.SubElement(suite, "testcase", name=_text(f"{f.rule} {f.name} at {where}"),
-                                 classname=classname, file=_text(path), line=str(f.line if f.cell is None else 1))
-            failure = ET.SubElement(case, "failure", message=_text(f.message), type=f.severity)
-            failure.text = _text(f"{path}:{where}: {f.rule} {f.message}\n{f.snippet}\nFix: {f.suggestion}")
+                                 classname=classname, file=_value(path), line=str(f.line if f.cell is None else 1))
+            failure = ET.SubElement(case, "failure", message=_value(f.message), type=f.severity)
+            # Every line starts with our own word: a value starting `::` would otherwise begin a line
+            # that a CI log reads as a workflow command (issue 20, D28).
+            failure.text = "\n".join([f"{f.rule} {_value(f.message)}", f"at {_value(path)}:{where}",
+                                      f"code: {_value(f.snippet)}", f"fix: {_value(f.suggestion)}"])
         for e in errors_by_path[path]:
-            case = ET.SubElement(suite, "testcase", name=_text(f"audit {path}"), classname=classname, file=_text(path))
-            error = ET.SubElement(case, "error", message=_text(e.message), type=_text(e.kind))
-            error.text = _text(e.message)
+            case = ET.SubElement(suite, "testcase", name=_value(f"audit {path}"), classname=classname, file=_value(path))
+            error = ET.SubElement(case, "error", message=_value(e.message), type=_value(e.kind))
+            error.text = f"not audited: {_value(e.message)}"
         suite.set("tests", str(len(by_path[path]) + len(errors_by_path[path])))
         suite.set("failures", str(len(by_path[path])))
         suite.set("errors", str(len(errors_by_path[path])))
@@ -55,7 +65,7 @@ def build(report: Report) -> ET.Element:
     case = ET.SubElement(gate_suite, "testcase", name="gate", classname=TOOL_NAME)
     if not report.gate.passed:
         failure = ET.SubElement(case, "failure", message="the gate failed", type="gate")
-        failure.text = _text("\n".join(report.gate.reasons))
+        failure.text = "\n".join(f"gate: {_value(reason)}" for reason in report.gate.reasons)
     suites.set("tests", str(total + 1))
     suites.set("failures", str(failures + (0 if report.gate.passed else 1)))
     suites.set("errors", str(errors))

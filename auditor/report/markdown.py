@@ -1,29 +1,37 @@
 """`--format markdown`: a pull-request comment, or the job summary (`>> $GITHUB_STEP_SUMMARY`):
-the gate's outcome, verdicts and scores per target (with the change against the baseline), what
-costs the most, and the findings the run reports (the first 100). Kept well under GitHub's
-1 MiB summary limit."""
+the gate's outcome, then per target its verdict, score (with the change against the baseline),
+what blocks it first and what costs the most (auditor.report.answer; only the --target targets
+when it names some), the components when the run judged them, and the findings the run reports
+(the first 100). Kept well under GitHub's 1 MiB summary limit."""
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
-from auditor import TOOL_NAME, targets
-from auditor.report import location
+from auditor import TOOL_NAME
+from auditor.console import printable
+from auditor.report import answer, location
 from auditor.report.model import Report
 
 MAX_FINDINGS = 100
 
 
 def _cell(text: object) -> str:
-    """Text safe inside a table cell: no pipe, no newline, no HTML."""
-    return (str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
-            .replace(">", "&gt;"))
+    """Text safe inside a table cell: no pipe, no line end or other control (a CR started a new
+    block: issue 20, D15), no HTML."""
+    flat = str(text).replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    return printable(flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def _code(text: str) -> str:
-    text = text.replace("\n", " ")
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+    """A code span that holds `text` whatever it holds: its fence is longer than any run of
+    backticks inside (two backticks in a path closed a two-backtick fence, and what followed
+    was raw HTML: D15), no control, and a pipe escaped (GFM splits a table cell at one even in a
+    code span)."""
+    text = printable(text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if len(fence) > 1 else f"`{text}`"
 
 
 def _delta(now: float | None, before: float | None) -> str:
@@ -33,16 +41,18 @@ def _delta(now: float | None, before: float | None) -> str:
     return "±0.0" if change == 0 else f"{change:+.1f}"
 
 
-def _verdict(report: Report, target: str) -> str:
-    verdicts = report.verdicts
-    if not verdicts:
-        return ""
-    value = verdicts.get(target) if isinstance(verdicts, dict) else getattr(verdicts, target, None)
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        value = value.get("verdict") or value.get("summary") or ""
-    return _cell(getattr(value, "verdict", value))
+def _components(report: Report) -> list[str]:
+    """The components and their verdict per target, when the run judged them."""
+    parts = answer.components(report)
+    if not parts:
+        return []
+    shown = report.shown_targets
+    out = ["### Components", "", "| component | kind | " + " | ".join(shown) + " |",
+           "|---|---|" + "---|" * len(shown)]
+    for part in parts:
+        out.append(f"| {_cell(part.name)} | {_cell(part.kind)} | "
+                   + " | ".join(_cell(part.verdicts.get(t, "")) for t in shown) + " |")
+    return [*out, ""]
 
 
 def lines(report: Report) -> list[str]:
@@ -64,23 +74,28 @@ def lines(report: Report) -> list[str]:
     out += [", ".join(facts) + ".", ""]
     if scores.withheld is not None:
         out += [f"**Scores withheld**: {_cell(scores.withheld)}.", ""]
-    with_verdicts = bool(report.verdicts)
-    header = "| target | score | grade |" + (" vs baseline |" if before else "") + (" verdict |" if with_verdicts else "") \
-        + " costs the most |"
+    if report.focus is not None and report.hidden_by_target:
+        out += [f"Narrowed to {', '.join(report.focus)} (`--target`): {report.hidden_by_target} findings that matter "
+                f"only on other targets are not listed.", ""]
+    header = "| target | verdict | score | grade |" + (" vs baseline |" if before else "") \
+        + " what blocks it first | costs the most |"
     out += [header, "|" + "---|" * (header.count("|") - 1)]
+    rows = {item.target: item for item in answer.answers(report)}
     values, grades = scores.score_map(), scores.grade_map()
-    for target in (*targets.names(), "overall"):
+    for target in (*report.shown_targets, *(("overall",) if report.focus is None else ())):
         value = values[target]
-        row = f"| {target} | {'withheld' if value is None else f'{value:.1f}'} | {grades[target] or '-'} |"
+        item = rows.get(target)
+        row = (f"| {target} | {_cell(item.verdict) if item else ''} | {'withheld' if value is None else f'{value:.1f}'} "
+               f"| {grades[target] or '-'} |")
         if before:
             row += f" {_delta(value, before.get(target))} |"
-        if with_verdicts:
-            row += f" {_verdict(report, target)} |"
+        row += f" {_cell(answer.blocker_text(item)) if item else ''} |"
         costs = [] if target == "overall" else scores.costs[target][:3]
         row += " " + ", ".join(f"{c.rule} {c.name} ×{c.count} (−{c.points:g})" for c in costs) + " |"
         out.append(row)
     out.append("")
-    if report.findings:
+    out += _components(report)
+    if report.findings and not report.summary_only:
         shown = report.findings[:MAX_FINDINGS]
         out += [f"### Findings ({len(report.findings)})", "", "| where | rule | severity | message |",
                 "|---|---|---|---|"]

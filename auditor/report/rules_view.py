@@ -142,12 +142,27 @@ def context_section(rule: Rule) -> list[str]:
 _MARK = {"works": "ok", "degrades": "degrades", "raises": "raises"}
 
 
-def print_explanation(rule: Rule) -> None:
+def explanation_record(rule: Rule) -> dict:
+    """`audit explain --format json`: the rule's row of `audit rules --format json` and its docs."""
+    return {**rule_summary(rule), "what": rule.what.strip(), "why": rule.why.strip(),
+            "instead": rule.instead.strip(), "markdown": explanation_markdown(rule),
+            "fixes": [{"id": spec.fix_id, "applicability": spec.applicability, "min_torch": spec.min_torch,
+                       "summary": spec.summary} for spec in _specs(rule)]}
+
+
+def print_explanations(rules: list[Rule], fmt: str, single: bool = True) -> None:
+    """One rule's docs (`single`: a JSON object), or several in order (a JSON list; markdown
+    documents one after the other)."""
+    if fmt == "json":
+        records = [explanation_record(rule) for rule in rules]
+        sys.stdout.write(json.dumps(records[0] if single else records, indent=2, sort_keys=True) + "\n")
+        return
+    text = "\n".join(explanation_markdown(rule) for rule in rules)
     console = Console(soft_wrap=True)
     if console.is_terminal:
-        console.print(Markdown(explanation_markdown(rule)))
+        console.print(Markdown(text))
     else:
-        sys.stdout.write(explanation_markdown(rule))
+        sys.stdout.write(text)
 
 
 def rules_markdown_table() -> str:

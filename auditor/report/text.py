@@ -1,4 +1,5 @@
-"""The human report: findings grouped by file with the code line, the message and the rewrite;
+"""The human report, the answer first: each target's verdict, score and first blocker (and the
+components'); then the findings grouped by file with the code line, the message and the rewrite;
 a summary by category and severity; the scores and what costs the most."""
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from auditor import targets
+from auditor.console import printable
 from auditor.fix.applicability import fix_counts
 from auditor.model import CATEGORIES, SEVERITIES
-from auditor.portability.score import Scores
-from auditor.portability.verdict import Verdict, verdicts
+from auditor.report import answer
+from auditor.report.component_lines import component_lines
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
@@ -42,42 +43,57 @@ def make_console(stream: TextIO | None = None, color: str = "auto") -> Console:
     return Console(**kwargs)
 
 
-def render_text(result: ScanResult, scores: Scores, console: Console, quiet: bool = False,
-                unsafe_fixes: bool = False) -> None:
-    """`unsafe_fixes`: mark unsafe fixes fixable too (`[*]`), as a --unsafe-fixes run applies them."""
-    if not quiet:
-        _findings(result, console, unsafe_fixes)
-        _errors(result, console)
-    _summary(result, console)
-    _fixes(result, console, unsafe_fixes)
-    _scores(scores, console, verdicts(result.findings, result.errors))
-
-
 def _raise_broken_pipe() -> None:
     # rich's default turns a closed pipe into SystemExit(1), which would read as a failed gate.
     raise BrokenPipeError
 
 
 def render(report: Report, out: TextIO) -> None:
-    """The text report of a run: what it reports, then (unless a pre-commit batch, which prints
-    findings only) the summary, what the baseline or the changed lines left out, and the scores."""
+    """The text report of a run, the answer first: each target's verdict, score and first blocker
+    (and the components'), then what the run reports, the summary, what the baseline, the changed
+    lines or --target left out, and the scores with what costs the most. A pre-commit batch and
+    `--quiet` print the findings only; `--summary-only` everything but the findings."""
     console = make_console(out, "never" if report.to_file and report.color != "always" else report.color)
     console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
     shown = SimpleNamespace(findings=report.findings, errors=report.errors, files=report.result.files,
                             files_parsed=report.result.files_parsed)
-    if not report.quiet or report.hook:
+    findings_only = report.hook or report.quiet
+    if not findings_only:
+        _answer(report, console)
+    if not report.summary_only or findings_only:
         _findings(shown, console, report.unsafe_fixes)
         _errors(shown, console)
         if report.settings.show_suppressed and report.suppressed:
             _suppressed(report, console)
-    if report.hook:
+    if findings_only:
         return
     _summary(shown, console)
     for line in _filters(report):
         console.print(Text(line, style="dim"))
     _fixes(SimpleNamespace(findings=report.findings, floor=report.result.floor), console, report.unsafe_fixes)
-    _scores(report.scores, console, report.verdicts)
+    _scores(report, console)
 
+
+def _answer(report: Report, console: Console) -> None:
+    """The first lines: would the code run on each target as it is, its score, what blocks it
+    first; then the components, when the run judged them."""
+    found = answer.answers(report)
+    console.print(Text("Does it run there as it is? Verdict, score (100 = nothing ties the code to NVIDIA) and "
+                       "what blocks it first:", style="bold"))
+    width = max((len(a.target) for a in found), default=0)
+    verdict_width = max((len(a.verdict) for a in found), default=0)
+    for item in found:
+        console.print(Text.assemble(
+            f"  {item.target:<{width}}  ", (f"{item.verdict:<{verdict_width}}", VERDICT_STYLE.get(item.verdict, "")),
+            f"  {answer.score_text(item):>8}", (f"  {_clean(answer.blocker_text(item))}" if item.first else "", "")))
+    overall = answer.overall_text(report)
+    if overall is not None:
+        console.print(Text(f"  {overall}", style="dim"))
+    lines = component_lines(report)
+    if lines:
+        console.print(Text("Components (the headline judges what the repository ships):", style="bold"))
+        for line in lines:
+            console.print(Text(_clean(f"  {line}")))
 
 def _suppressed(report: Report, console: Console) -> None:
     console.print()
@@ -93,9 +109,15 @@ def _filters(report: Report) -> list[str]:
         b = report.baseline
         lines.append(f"baseline {b.path}: {len(b.new)} new, {len(b.known)} known (not listed), "
                      f"{b.stale} baseline entr{'ies' if b.stale != 1 else 'y'} no longer match")
+        if b.moved:
+            lines.append("moved since the baseline (its findings stay known): "
+                         + ", ".join(_clean(f"{was} -> {now}") for was, now in b.moved))
     if report.changed is not None:
         lines.append(f"--diff-base {report.changed.base}: {report.hidden_by_diff} finding(s) off the changed lines "
                      f"not listed")
+    if report.focus is not None and report.hidden_by_target:
+        lines.append(f"--target {','.join(report.focus)}: {report.hidden_by_target} finding(s) that matter only on "
+                     f"other targets not listed")
     suppressed = len(report.result.suppressed)
     if suppressed and not report.settings.show_suppressed:
         lines.append(f"{suppressed} finding(s) suppressed by comments or per-file-ignores (--show-suppressed lists them)")
@@ -145,13 +167,8 @@ def _findings(result: ScanResult, console: Console, unsafe_fixes: bool = False) 
         console.file.write("\n".join(out) + "\n")
 
 
-# Control characters in a snippet or path would move the cursor or ring the bell; tabs stay.
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c != 0x09}
-
-
 def _clean(text: str) -> str:
-    # isprintable() is a quick C scan; translate() looks every character up in a dict.
-    return text if text.isprintable() else text.translate(_CONTROL)
+    return printable(text)
 
 
 class _Painter:
@@ -179,7 +196,8 @@ def _errors(result: ScanResult, console: Console) -> None:
     console.print()
     console.print(Text(f"{len(result.errors)} file(s) could not be checked:", style="bold yellow"))
     for e in result.errors:
-        console.print(Text.assemble(("  error ", "yellow"), f"{e.path}: ", (f"[{e.kind}] ", "dim"), e.message))
+        console.print(Text.assemble(("  error ", "yellow"), f"{_clean(e.path)}: ", (f"[{_clean(e.kind)}] ", "dim"),
+                                    _clean(e.message)))
 
 
 def _summary(result: ScanResult, console: Console) -> None:
@@ -217,7 +235,8 @@ def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     console.print(Text("; ".join(parts) + ".", style="green"))
 
 
-def _scores(scores: Scores, console: Console, found: dict[str, Verdict]) -> None:
+def _scores(report: Report, console: Console) -> None:
+    scores, found = report.scores, report.verdicts
     console.print()
     table = Table(title="Portability score (100 = nothing ties the code to NVIDIA) and verdict (does it run there "
                   "as it is?)", title_justify="left")
@@ -227,7 +246,8 @@ def _scores(scores: Scores, console: Console, found: dict[str, Verdict]) -> None
     table.add_column("verdict")
     table.add_column("costs the most")
     values, letters = scores.score_map(), scores.grade_map()
-    for target in (*targets.names(), "overall"):
+    shown = report.shown_targets
+    for target in (*shown, *(("overall",) if report.focus is None else ())):
         value, letter = values[target], letters[target] or "-"
         top = "" if target == "overall" else ", ".join(
             f"{c.rule} {c.name} x{c.count} in {c.files} file{'s' if c.files > 1 else ''} (-{c.points:g})"
@@ -240,14 +260,13 @@ def _scores(scores: Scores, console: Console, found: dict[str, Verdict]) -> None
     if scores.withheld is not None:
         console.print(Text(_clean(f"Scores withheld: {scores.withheld}."), style="bold magenta"))
     lines = []
-    for target in targets.names():
+    for target in shown:
         verdict = found[target]
         if not verdict.reasons:
             continue
         lines.append(Text.assemble((f"  {target}: ", "bold"), (verdict.verdict, VERDICT_STYLE[verdict.verdict])))
         for reason in verdict.reasons[:3]:
-            where = f"{reason.path}:{reason.line}, {reason.rule}" if reason.rule is not None else reason.path
-            lines.append(Text(_clean(f"    {reason.why} ({where})")))
+            lines.append(Text(_clean(f"    {answer.reason_text(reason)}")))
     if lines:
         console.print(Text("Why (the first findings behind each verdict):", style="bold"))
         for line in lines:

@@ -56,6 +56,85 @@ _CHAIN_WEIGHT: dict[type, int] = {
 }
 
 
+# libcst's parser backtracks on the patterns of `case` clauses (CPython 3.11 accepts them): about
+# twice the time per level of `(` or `[` and four times per `{` (issue 20, D6: `case [[[...40...]]]:`,
+# 150 bytes, never finished; a 24-level one took 32 s). A pattern's cost is that product over its
+# nesting, summed over siblings and clauses; this many units take libcst about a second.
+MAX_PATTERN_COST = 1 << 17
+_CASE = re.compile(rb"(?m)^[ \t]*case\b")
+_PATTERN_FACTOR = {ord("("): 2, ord("["): 2, ord("{"): 4}
+_CLOSING = frozenset(b")]}")
+_QUOTES = frozenset(b"'\"")
+_HEADER_END = frozenset(b":\n")
+_TRIPLE = (b"'''", b'"""')
+
+
+def pattern_cost(data: bytes) -> tuple[int, int]:
+    """(estimated libcst cost of every `case` pattern, line of the costliest), by one linear scan
+    of the `case` headers: brackets counted outside strings and comments, up to the `:` that ends
+    each header. A line that starts with `case` but is no pattern costs little."""
+    if b"case" not in data:
+        return 0, 0
+    total, worst, worst_line, resume = 0, 0, 0, 0
+    for found in _CASE.finditer(data):
+        if found.start() < resume:
+            continue  # inside the previous header (an unclosed bracket): scanned already
+        cost, resume = _header_cost(data, found.end())
+        total += cost
+        if cost > worst:
+            worst, worst_line = cost, data.count(b"\n", 0, found.start()) + 1
+        if total > MAX_PATTERN_COST:
+            break
+    return total, worst_line
+
+
+def _header_cost(data: bytes, at: int) -> tuple[int, int]:
+    """(cost, where the scan stopped) of the pattern from `at` to its header's end."""
+    frames: list[list[int]] = []  # per open bracket: [factor, cost of what it holds]
+    cost, end = 0, len(data)
+    while at < end:
+        byte = data[at]
+        if byte in _PATTERN_FACTOR:
+            frames.append([_PATTERN_FACTOR[byte], 0])
+        elif byte in _CLOSING and frames:
+            factor, inner = frames.pop()
+            node = factor * max(1, inner)
+            if frames:
+                frames[-1][1] += node
+            else:
+                cost += node
+        elif byte in _QUOTES:
+            at = _string_end(data, at)
+            continue
+        elif byte == 35:  # `#`: a comment to the line's end
+            newline = data.find(b"\n", at)
+            at = end if newline < 0 else newline
+            continue
+        elif byte == 92:  # a backslash: the next byte is escaped (a line continuation)
+            at += 2
+            continue
+        elif not frames and byte in _HEADER_END:
+            return max(cost, 1), at
+        at += 1
+    return max(cost, 1), at
+
+
+def _string_end(data: bytes, at: int) -> int:
+    """Past the string literal opening at `at` (single or triple quoted, backslash escapes)."""
+    quote = data[at:at + 3] if data[at:at + 3] in _TRIPLE else data[at:at + 1]
+    at += len(quote)
+    while at < len(data):
+        if data[at] == 92:
+            at += 2
+        elif data.startswith(quote, at):
+            return at + len(quote)
+        elif len(quote) == 1 and data[at] == 10:
+            return at
+        else:
+            at += 1
+    return at
+
+
 @lru_cache(maxsize=64)
 def _attribute_run(links: int) -> re.Pattern[bytes]:
     """`links` attribute accesses in a row (`.a.b.c`), blanks and comments allowed between."""
@@ -130,6 +209,10 @@ def guard_python(text: str) -> bool:
     if units > MAX_PARSE_UNITS:
         raise SourceError("too-large", f"about {units:,} syntax units, over the {MAX_PARSE_UNITS:,} that can be "
                                        "parsed in bounded memory; not scanned")
+    cost, line = pattern_cost(counts.data)
+    if cost > MAX_PATTERN_COST:
+        raise SourceError("parse", f"`case` patterns nested too deeply (line {line}): libcst would take minutes "
+                                   "to parse them; not scanned")
     if counts.screen() is None:
         return False
     try:

@@ -1,0 +1,334 @@
+"""`audit plan`: a scan's findings, verdicts and scores turned into a migration plan for one target
+(seven steps, in the order a careful team works) or a ranking of the targets. Every per-target
+text comes from the catalogue (rules/plan/*.toml, the target registry, rules/packages.toml); this
+module only orders and counts. The result is a dict: the JSON contract (PLAN_FORMAT_VERSION,
+tests/test_plan_contract.py) that the markdown and HTML renderers read."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from auditor import TOOL_NAME, __version__, targets
+from auditor.fix.applicability import fixable
+from auditor.model import FileError, Finding, withheld_reason
+from auditor.plan.benchmark import benchmark_filename
+from auditor.plan.catalogue import ALWAYS, Change, CloudItem, PlanCatalogue
+from auditor.plan.effort import Cost, finding_cost, largest
+from auditor.plan.packages import replacement
+from auditor.plan.parity import parity_filename
+from auditor.plan.signals import Signal, of_kind
+from auditor.portability.score import compute_scores
+from auditor.portability.verdict import verdicts
+
+PLAN_FORMAT_VERSION = 1
+DEPENDENCY_FILES = frozenset({"requirements", "pyproject", "setup-py", "setup-cfg", "conda", "dockerfile"})
+NOT_A_TIE = frozenset({"unused-suppression"})  # about the audit's own comments, not the code's hardware
+NEW_OWNER = "device.py"  # no device helper found: the module the plan proposes (any name will do)
+CHOICE_KINDS = ("device", "precision", "compile", "distributed", "visibility")
+
+
+@dataclass
+class Scan:
+    """What the plan reads of one scan."""
+
+    root: str
+    findings: list[Finding]
+    errors: list[FileError]
+    signals: list[Signal]
+    overall_targets: tuple[str, ...] = ()
+    kinds: frozenset[str] | None = None  # the file kinds the scan read (None: not known)
+
+
+def _where(finding: Finding) -> dict:
+    return {"path": finding.path, "line": finding.line}
+
+
+def _item(text: str, cost: Cost | None, path: str | None = None, line: int | None = None, **extra) -> dict:
+    return {"text": text, "path": path, "line": line, "effort": cost.bucket if cost else None,
+            "reason": cost.reason if cost else None, **extra}
+
+
+def _step(number: int, key: str, title: str, summary: str, items: list[dict], order: tuple[str, ...],
+          **extra) -> dict:
+    effort = largest(order, [i["effort"] for i in items if i.get("effort")])
+    reasons = [i["reason"] for i in items if i.get("effort") == effort and i.get("reason")]
+    return {"number": number, "key": key, "title": title, "summary": summary, "effort": effort,
+            "reason": reasons[0] if reasons else None, "items": items, **extra}
+
+
+def _fact(fact) -> dict | None:
+    return fact.to_dict() if fact is not None else None
+
+
+# ---- the headline and the end --------------------------------------------------------------------
+
+def _scores(findings: list[Finding], scan: Scan) -> dict:
+    return compute_scores(findings, scan.overall_targets, withheld_reason(scan.errors)).score_map()
+
+
+def headline(scan: Scan, target: str) -> dict:
+    verdict = verdicts(scan.findings, scan.errors)[target]
+    ties = [f for f in scan.findings if f.targets.get(target) != "works"]
+    if not scan.findings:
+        summary = f"No NVIDIA lock-in was found: the move to {target} is its install and the checklist of step 4."
+    elif not ties:
+        summary = f"Every tie found runs on {target} as it is: the move is its install and the checklist of step 4."
+    else:
+        summary = f"{len(ties)} finding(s) matter on {target}, in {len({f.path for f in ties})} file(s)."
+    return {"verdict": verdict.verdict, "score": _scores(scan.findings, scan)[target], "summary": summary,
+            "blockers": [r.to_dict() for r in verdict.reasons]}
+
+
+def after_fixes(scan: Scan, target: str) -> dict:
+    """The score once `audit --fix` has run: the findings its safe fixes rewrite taken away. An
+    estimate: a rewrite is not re-scanned here (`audit --diff` shows it)."""
+    left = [f for f in scan.findings if not fixable(f)]
+    verdict = verdicts(left, scan.errors)[target]
+    return {"score": _scores(left, scan)[target], "verdict": verdict.verdict,
+            "fixed": len(scan.findings) - len(left), "estimate": True,
+            "how": "the findings `audit --fix` rewrites (safe fixes) taken away and the score recomputed; "
+                   "run `audit --diff` to see the rewrites"}
+
+
+# ---- step 1 ----------------------------------------------------------------------------------------
+
+def dependencies(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
+    groups: dict[tuple[str, str], dict] = {}
+    for finding in scan.findings:
+        if catalogue.kind_of(finding.name) != "dependencies":
+            continue
+        what, instead = replacement(finding, target)
+        cost = finding_cost(finding, target, catalogue.effort, replacement=instead)
+        key = (finding.name, what)
+        group = groups.get(key)
+        if group is None:
+            text = f"{what}: {instead}" if instead else f"{what}: the catalogue names no replacement on {target}"
+            group = groups[key] = _item(text, cost, finding.path, finding.line, rule=finding.rule, name=finding.name,
+                                        package=what, replacement=instead, places=[], works=True)
+        elif catalogue.effort.order.index(cost.bucket) > catalogue.effort.order.index(group["effort"]):
+            group["effort"], group["reason"] = cost.bucket, cost.reason
+        group["works"] = group["works"] and finding.targets.get(target) == "works"
+        if _where(finding) not in group["places"]:
+            group["places"].append(_where(finding))
+    items = list(groups.values())
+    small = all(i["effort"] == catalogue.effort.order[0] for i in items)
+    if not items:
+        summary = "No GPU-only dependency, wheel index or base image was found: on this side the move is a configuration change."
+    elif small:
+        summary = f"{len(items)} dependency change(s), each minutes: on this side the move is close to a configuration change."
+    else:
+        summary = f"{len(items)} dependency change(s); the larger ones decide whether this is more than a configuration change."
+    return _step(1, "dependencies", "Dependencies first", summary, items, catalogue.effort.order)
+
+
+# ---- step 2 ----------------------------------------------------------------------------------------
+
+def _owner(scan: Scan) -> str | None:
+    owners = of_kind(scan.signals, "device-owner")
+    return f"{owners[0].path}:{owners[0].line}" if owners else None
+
+
+def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
+    owner = _owner(scan)
+    registry_target = targets.get(target)
+    groups = []
+    for choice in catalogue.choices:
+        found = [f for f in scan.findings if catalogue.kind_of(f.name) == choice.kind]
+        compiled = of_kind(scan.signals, "compile") if choice.kind == "compile" else []
+        if not found and not compiled:
+            continue
+        places = sorted({(f.path, f.line) for f in found} | {(s.path, s.line) for s in compiled})
+        fixed = sum(1 for f in found if fixable(f))
+        costs = [finding_cost(f, target, catalogue.effort) for f in found]
+        text = choice.owner.format(owner=owner or NEW_OWNER,
+                                   backend=registry_target.backend or "its backend",
+                                   visibility=", ".join(registry_target.visibility) or "none")
+        groups.append({"kind": choice.kind, "title": choice.title, "owner": text, "lines": len(places),
+                       "fixed_by_audit_fix": fixed, "files": sorted({p for p, _ in places}),
+                       "signals": [s.to_dict() for s in compiled],
+                       "effort": largest(catalogue.effort.order, [c.bucket for c in costs]) or catalogue.effort.order[0]})
+    items = [_item(f"{g['title']}: {g['lines']} line(s) in {len(g['files'])} file(s), {g['fixed_by_audit_fix']} by "
+                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], g["title"]), g["files"][0] if g["files"] else None)
+             for g in groups]
+    total = sum(g["lines"] for g in groups)
+    fixed = sum(g["fixed_by_audit_fix"] for g in groups)
+    summary = (f"{total} line(s) choose the hardware, {fixed} of them rewritten by `audit --fix`. "
+               "Worth doing even if the team never moves: one setting decides the device, precision, compile mode "
+               "and backend.") if groups else "No hardware choice is spread through the code: nothing to gather."
+    if groups and owner is None:
+        summary += f" No device helper was found: create one (`{NEW_OWNER}` below; any name will do)."
+    return _step(2, "hardware-choices", "One place for hardware choices", summary, items, catalogue.effort.order,
+                 owner=owner, groups=groups)
+
+
+# ---- step 3 ----------------------------------------------------------------------------------------
+
+def _relevant(changes: Sequence[Change], kinds: set[str]) -> list[dict]:
+    return [{"topic": c.topic, **c.fact.to_dict()} for c in changes if ALWAYS in c.when or kinds & set(c.when)]
+
+
+def changes_for(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
+    kinds = {catalogue.kind_of(f.name) for f in scan.findings}
+    kinds |= {s.kind for s in scan.signals if s.kind == "compile"}
+    notes = catalogue.notes_for(target)
+    rules = {f.name for f in scan.findings}
+    legacy = None
+    if notes is not None and notes.legacy is not None:
+        path = catalogue.paths[notes.legacy]
+        legacy = {"key": path.key, "title": path.title, "source": path.fact.source,
+                  "in_use": bool(rules & set(path.when_used)), "changes": _relevant(path.changes, kinds | {ALWAYS})}
+    skip = {"dependencies", *CHOICE_KINDS}  # steps 1 and 2 list those
+    items = []
+    for finding in scan.findings:
+        kind = catalogue.kind_of(finding.name)
+        if kind in skip or finding.name in NOT_A_TIE or finding.targets.get(target) == "works":
+            continue
+        items.append(_item(f"{finding.rule} {finding.name}: {finding.message}",
+                           finding_cost(finding, target, catalogue.effort), finding.path, finding.line, kind=kind))
+    step = _step(3, "target-changes", f"What changes for {targets.get(target).display}",
+                 (f"{len(items)} other finding(s) to port by hand on {target}." if items
+                  else f"No other code needs porting for {target}."),
+                 items, catalogue.effort.order,
+                 stack=_fact(notes.stack) if notes else None,
+                 notes=_relevant(notes.changes, kinds) if notes else [],
+                 legacy=legacy, docs=list(notes.docs) if notes else [])
+    if notes is None:
+        step["summary"] += f" The catalogue has no notes for {target} (rules/plan/targets.toml)."
+    return step
+
+
+# ---- step 4 ----------------------------------------------------------------------------------------
+
+def _checklist(items: Sequence[CloudItem], signals: list[Signal]) -> list[dict]:
+    return [{"item": c.item, "text": c.text, "fact": _fact(c.fact),
+             "signals": [s.to_dict() for s in of_kind(signals, *c.signals)]} for c in items]
+
+
+def capacity(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
+    notes = catalogue.notes_for(target)
+    own = list(notes.cloud) if notes else []
+    common = [] if target in catalogue.no_cloud else list(catalogue.cloud_common)
+    checklist = _checklist([*own, *common], scan.signals)
+    items = [_item(f"{c['item']}: {c['text']}", None, **({"path": c["signals"][0]["path"], "line": c["signals"][0]["line"]}
+                                                          if c["signals"] else {})) for c in checklist]
+    seen = sorted({s.what for s in scan.signals if s.kind in ("cloud", "bucket", "region", "instance", "k8s")})
+    summary = ("Signals found: " + ", ".join(seen) + ".") if seen else "No cloud SDK, bucket, region or instance type was found in the repository."
+    return _step(4, "capacity", "Capacity and cloud", summary, items, catalogue.effort.order, checklist=checklist)
+
+
+# ---- steps 5, 6, 7 ----------------------------------------------------------------------------------
+
+def parity(target: str, written: list[str], catalogue: PlanCatalogue) -> dict:
+    name = parity_filename(target)
+    return _step(5, "parity", "Numerical parity on a small model",
+                 f"`{name}` runs one model (`--entry module:function`, else a tiny stand-in) on the reference and on "
+                 f"{target} with the same inputs and seed, with tolerances per dtype at its top; it skips where "
+                 f"{target} is absent. Write it with `--write-tests DIR`.",
+                 [_item(f"DIR/{name}", Cost(catalogue.effort.order[1], "choose the model and agree the tolerances"))],
+                 catalogue.effort.order, file=name, written=[p for p in written if p.endswith(name)])
+
+
+def benchmark(target: str, written: list[str], catalogue: PlanCatalogue) -> dict:
+    name = benchmark_filename(target)
+    return _step(6, "benchmark", "Speed and cost under the same conditions",
+                 f"`{name}` measures throughput the same way on both devices and prints one line to paste next to "
+                 "hourly prices. Hold equal: " + ", ".join(catalogue.conditions) + ".",
+                 [_item(f"DIR/{name}", Cost(catalogue.effort.order[1], "runs on both machines with the same conditions"))],
+                 catalogue.effort.order, file=name, written=[p for p in written if p.endswith(name)],
+                 conditions=list(catalogue.conditions))
+
+
+def way_back(scan: Scan, catalogue: PlanCatalogue) -> dict:
+    keep = sorted({f.path for f in scan.findings if catalogue.kind_of(f.name) in ("dependencies", "visibility",
+                                                                                 "environment", "distributed")})
+    items = [_item(text, None) for text in catalogue.way_back]
+    items += [_item("keep", None, path) for path in keep]
+    return _step(7, "way-back", "A way back", f"{len(keep)} file(s) to keep as they are for NVIDIA.", items,
+                 catalogue.effort.order, keep=keep)
+
+
+# ---- the plan ----------------------------------------------------------------------------------------
+
+def plan_for(scan: Scan, target: str, catalogue: PlanCatalogue, written: Sequence[str] = ()) -> dict:
+    """The plan for one target (its name checked by the caller against the registry)."""
+    written = [str(p) for p in written]
+    steps = [dependencies(scan, target, catalogue), hardware_choices(scan, target, catalogue),
+             changes_for(scan, target, catalogue), capacity(scan, target, catalogue),
+             parity(target, written, catalogue), benchmark(target, written, catalogue), way_back(scan, catalogue)]
+    return {"plan_format_version": PLAN_FORMAT_VERSION, "tool": {"name": TOOL_NAME, "version": __version__},
+            "root": scan.root, "target": target, "display": targets.get(target).display,
+            "headline": headline(scan, target), "steps": steps, "after_fixes": after_fixes(scan, target),
+            "signals": [s.to_dict() for s in scan.signals], "unseen": _unseen(scan, catalogue),
+            "questions": list(catalogue.questions)}
+
+
+def _unseen(scan: Scan, catalogue: PlanCatalogue) -> list[str]:
+    unseen = list(catalogue.unseen)
+    if scan.kinds is not None and not scan.kinds & DEPENDENCY_FILES:
+        unseen.append("No dependency file (requirements, pyproject.toml, setup.py, conda environment, Dockerfile) was "
+                      "found: step 1 cannot see what gets installed, so its list may be short.")
+    if scan.errors:
+        unseen.append(f"{len(scan.errors)} file(s) could not be read or parsed: their ties are not in this plan.")
+    return unseen
+
+
+# ---- which target first -------------------------------------------------------------------------------
+
+def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
+    """Every target of the registry ranked for this repository, with why, from what the plan can see."""
+    weights = catalogue.ranking
+    judged = verdicts(scan.findings, scan.errors)
+    scores = _scores(scan.findings, scan)
+    tools = _tools_used(scan, catalogue)
+    providers = {s.provider for s in scan.signals if s.kind == "cloud" and s.provider}
+    rows = []
+    for name in targets.names():
+        verdict, score = judged[name].verdict, scores[name]
+        deps = sum(1 for item in dependencies(scan, name, catalogue)["items"] if not item["works"])
+        points = (score or 0.0) + weights["verdict"].get(verdict, 0)
+        why = [f"{verdict}, score {score}", f"{deps} dependency change(s) (step 1)"]
+        for tool in tools:
+            support = tool.support.get(name)
+            if support is not None:
+                points += weights["tool"][support.level]
+                why.append(f"{tool.display}: {support.level} ({support.fact.text}; {support.fact.source})")
+        for provider in sorted(providers):
+            info = catalogue.providers.get(provider)
+            if info is not None and name in info.targets:
+                points += weights["cloud"]
+                why.append(f"{info.display} signals: {info.why}")
+        rows.append({"target": name, "display": targets.get(name).display, "verdict": verdict, "score": score,
+                     "dependencies": deps, "points": round(points, 1), "host": targets.has_role(name, "host"),
+                     "why": why})
+    rows.sort(key=lambda r: (r["host"], -r["points"], r["dependencies"], r["target"]))
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    return {"plan_format_version": PLAN_FORMAT_VERSION, "tool": {"name": TOOL_NAME, "version": __version__},
+            "root": scan.root, "ranking": rows, "tools": [t.display for t in tools],
+            "workload": _workload(scan, catalogue), "edge": _edge(scan, catalogue),
+            "signals": [s.to_dict() for s in scan.signals], "unseen": _unseen(scan, catalogue),
+            "questions": list(catalogue.questions)}
+
+
+def _tools_used(scan: Scan, catalogue: PlanCatalogue) -> list:
+    """The serving and training tools whose import, package or image the repository has."""
+    seen = {s.what for s in scan.signals if s.kind == "tool"}
+    return [tool for tool in catalogue.tools if tool.display in seen]
+
+
+def _workload(scan: Scan, catalogue: PlanCatalogue) -> str:
+    training, inference = bool(of_kind(scan.signals, "training")), bool(of_kind(scan.signals, "inference"))
+    if inference:
+        return catalogue.workload["inference_first"]
+    return catalogue.workload["training_only" if training else "unknown"]
+
+
+def _edge(scan: Scan, catalogue: PlanCatalogue) -> str | None:
+    found = sorted({s.what for s in of_kind(scan.signals, "edge")})
+    return catalogue.edge.text.format(found=", ".join(found)) if found else None
+
+
+def short_root(root: str) -> str:
+    return posixpath.basename(root.rstrip("/")) or root

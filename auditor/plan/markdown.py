@@ -1,0 +1,124 @@
+"""The plan (and the ranking) as markdown: the answer first, then the seven steps, then the score
+after `audit --fix`, what the plan could not see and the reader's questions. Untrusted text
+(paths, snippets, messages) is put in code spans or escaped so it cannot shape the page."""
+
+from __future__ import annotations
+
+import re
+
+_SPECIAL = re.compile(r"([\\\[\]<>|*])")  # what could make a link, HTML, a table cell or emphasis
+
+
+def esc(text: object) -> str:
+    """Text from the scanned repository, shown as plain text in markdown: no link, no HTML, one
+    line; code spans stay when their backticks pair up (an odd one is escaped)."""
+    value = _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return value if value.count("`") % 2 == 0 else value.replace("`", "\\`")
+
+
+def code(text: object) -> str:
+    value = " ".join(str(text).split()).replace("`", "'")
+    return f"`{value}`"
+
+
+def _place(item: dict) -> str:
+    if not item.get("path"):
+        return ""
+    return " — " + code(f"{item['path']}:{item['line']}" if item.get("line") else item["path"])
+
+
+def _effort(item: dict) -> str:
+    return f" **[{item['effort']}]**" if item.get("effort") else ""
+
+
+def _fact_line(fact: dict) -> str:
+    source = f" ({fact['source']})" if fact.get("source") else ""
+    flag = " *(unverified)*" if fact.get("status") == "unverified" else ""
+    return f"{fact['text']}{flag}{source}"
+
+
+def render_plan(plan: dict) -> str:
+    lines = [f"# Migration plan: {plan['display']} (`{plan['target']}`)", ""]
+    head, after = plan["headline"], plan["after_fixes"]
+    lines.append(f"**Verdict: {head['verdict']}**, score {head['score']} on {plan['target']}; "
+                 f"after `audit --fix` about {after['score']} (an estimate: {after['fixed']} finding(s) rewritten). "
+                 + head["summary"])
+    if head["blockers"]:
+        lines += ["", "What blocks it:"]
+        lines += [f"- {esc(b['why'])}{_place(b)}" for b in head["blockers"]]
+    for step in plan["steps"]:
+        lines += ["", f"## {step['number']}. {step['title']}" + (f" — effort: {step['effort']}" if step["effort"] else ""),
+                  "", step["summary"]]
+        lines += _step_body(step)
+    lines += ["", "## Score after automatic fixes", "",
+              f"About **{after['score']}** ({after['verdict']}) on {plan['target']}, from {head['score']}: {after['how']} "
+              "(an estimate)."]
+    lines += ["", "## What this plan could not see", ""] + [f"- {u}" for u in plan["unseen"]]
+    lines += ["", "## Questions for you", ""] + [f"- {q}" for q in plan["questions"]]
+    return "\n".join(lines) + "\n"
+
+
+def _step_body(step: dict) -> list[str]:
+    lines: list[str] = []
+    if step["key"] == "hardware-choices":
+        if step.get("owner"):
+            lines += ["", f"Closest to owning the device choice today: {code(step['owner'])}."]
+        for group in step["groups"]:
+            lines += ["", f"- **{group['title']}** [{group['effort']}]: {group['lines']} line(s) in "
+                          f"{len(group['files'])} file(s), {group['fixed_by_audit_fix']} by `audit --fix`. "
+                          f"Owner: {group['owner']}"]
+            lines += [f"  - {code(path)}" for path in group["files"][:8]]
+            lines += [f"  - {esc(s['what'])}: {code(s['text'])} — {code(str(s['path']) + ':' + str(s['line']))}"
+                      for s in group["signals"][:5]]
+        return lines
+    if step["key"] == "target-changes":
+        if step.get("stack"):
+            lines += ["", f"Moves to: {_fact_line(step['stack'])}."]
+        if step["notes"]:
+            lines += ["", "From the vendor's notes:"] + [f"- *{n['topic']}*: {_fact_line(n)}" for n in step["notes"]]
+        legacy = step.get("legacy")
+        if legacy:
+            used = "the repository is on it" if legacy["in_use"] else "not in use here"
+            lines += ["", f"Legacy path, apart: {legacy['title']} ({used}; {legacy['source']})"]
+            lines += [f"- *{n['topic']}*: {_fact_line(n)}" for n in legacy["changes"]]
+    if step["key"] == "capacity":
+        for entry in step["checklist"]:
+            lines.append(f"- [ ] **{entry['item']}**: {entry['fact']['text'] if entry['fact'] else entry['text']}"
+                         + (" *(unverified)*" if entry["fact"] and entry["fact"]["status"] == "unverified" else ""))
+            lines += [f"  - found: {esc(s['what'])} {code(s['text'])} — {code(str(s['path']) + ':' + str(s['line']))}"
+                      for s in entry["signals"][:3]]
+        return lines
+    if step["key"] in ("parity", "benchmark") and step.get("written"):
+        lines += ["", "Written: " + ", ".join(code(p) for p in step["written"])]
+    if step["key"] == "dependencies":
+        for item in step["items"]:
+            where = ", ".join(code(f"{p['path']}:{p['line']}") for p in item["places"][:4])
+            lines.append(f"- {esc(item['text'])}{_effort(item)} — {where}")
+        return lines
+    if step["items"]:
+        lines.append("")
+        shown = step["items"][:40]
+        lines += [f"- {esc(i['text'])}{_effort(i)}{_place(i)}" for i in shown]
+        if len(step["items"]) > len(shown):
+            lines.append(f"- … and {len(step['items']) - len(shown)} more (`--format json` lists them all)")
+    return lines
+
+
+def render_ranking(ranking: dict) -> str:
+    lines = ["# Which target first", "", "| # | target | verdict | score | dependency changes | points |",
+             "|---|---|---|---|---|---|"]
+    for row in ranking["ranking"]:
+        lines.append(f"| {row['rank']} | {row['display']} (`{row['target']}`) | {row['verdict']} | {row['score']} | "
+                     f"{row['dependencies']} | {row['points']} |")
+    lines += ["", "Why:"]
+    for row in ranking["ranking"]:
+        lines.append(f"- `{row['target']}`: " + "; ".join(row["why"]))
+    if ranking["tools"]:
+        lines += ["", "Tools in use: " + ", ".join(ranking["tools"]) + "."]
+    lines += ["", ranking["workload"]]
+    if ranking["edge"]:
+        lines += ["", ranking["edge"]]
+    lines += ["", "Then: `audit plan PATH --target T` for the chosen target.",
+              "", "## What this ranking could not see", ""] + [f"- {u}" for u in ranking["unseen"]]
+    lines += ["", "## Questions for you", ""] + [f"- {q}" for q in ranking["questions"]]
+    return "\n".join(lines) + "\n"

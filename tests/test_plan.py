@@ -1,0 +1,288 @@
+"""`audit plan`: each step on a fixture, the plans the issue names (the demo repository, a repository
+with no lock-in, a dispatch layer, a repository whose only tie is its container image), a bad
+target, and the ranking per signal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+from auditor.plan.command import PlanRequest, run_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "fixtures" / "demo-repo"
+DISPATCH = ROOT / "fixtures" / "dispatch-layer"
+
+
+def plan(path: Path, target: str | None = None, **extra) -> dict:
+    return json.loads(run_plan(PlanRequest(str(path), target, "json", cache=False, **extra)))
+
+
+def steps(document: dict) -> dict:
+    return {step["key"]: step for step in document["steps"]}
+
+
+def repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, content in files.items():
+        path = tmp_path / "repo" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return tmp_path / "repo"
+
+
+@pytest.fixture(scope="module")
+def demo_tpu() -> dict:
+    return plan(DEMO, "tpu")
+
+
+# ---- the headline and the end ----------------------------------------------------------------------
+
+def test_the_plan_starts_with_the_verdict_and_what_blocks_it(demo_tpu):
+    head = demo_tpu["headline"]
+    assert head["verdict"] == "fails" and isinstance(head["score"], float)
+    assert {b["rule"] for b in head["blockers"]} >= {"LK401", "LK509"}
+
+
+def test_the_score_after_fixes_takes_away_what_fix_rewrites(tmp_path):
+    fixable = repo(tmp_path, {"amp.py": "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"})
+    document = plan(fixable, "cpu")
+    after = document["after_fixes"]
+    assert after["fixed"] >= 1 and after["estimate"] is True
+    assert after["score"] == 100.0 > document["headline"]["score"]
+
+
+def test_markdown_opens_with_the_answer_and_ends_with_the_score_after_fixes(capsys):
+    assert main(["plan", str(DEMO), "--target", "tpu", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[2].startswith("**Verdict: fails**, score ")
+    order = [text.index(f"## {n}. ") for n in range(1, 8)]
+    assert order == sorted(order)
+    assert text.index("## Score after automatic fixes") > order[-1]
+    assert "## What this plan could not see" in text and "(an estimate)" in text
+
+
+# ---- step 1 ----------------------------------------------------------------------------------------
+
+def test_step_1_lists_each_gpu_only_package_with_its_replacement_on_the_target(demo_tpu):
+    items = {i["package"]: i for i in steps(demo_tpu)["dependencies"]["items"]}
+    assert items["flash-attn"]["replacement"].startswith("SDPA")
+    assert items["bitsandbytes"]["effort"] == "no equivalent"  # bitsandbytes has no TPU backend
+    assert "torch-tpu" in items["the base image"]["replacement"]  # from the registry
+    assert {p["path"] for p in items["flash-attn"]["places"]} == {"fixtures/demo-repo/Dockerfile",
+                                                                 "fixtures/demo-repo/requirements.txt"}
+
+
+def test_step_1_says_what_replaces_it_per_target(tmp_path):
+    deps = repo(tmp_path, {"requirements.txt": "cupy-cuda12x>=13\n"})
+    rocm = steps(plan(deps, "rocm"))["dependencies"]["items"][0]
+    tpu = steps(plan(deps, "tpu"))["dependencies"]["items"][0]
+    assert rocm["replacement"].startswith("cupy-rocm") and tpu["replacement"] == "torch / numpy"
+
+
+# ---- step 2 ----------------------------------------------------------------------------------------
+
+def test_step_2_groups_the_hardware_choices_by_kind_and_names_the_owner(demo_tpu):
+    step = steps(demo_tpu)["hardware-choices"]
+    groups = {g["kind"]: g for g in step["groups"]}
+    assert list(groups) == ["device", "precision", "distributed", "visibility"]  # the catalogue's order
+    assert step["owner"] == "fixtures/demo-repo/demo/portable.py:14"  # an existing device helper
+    assert groups["precision"]["fixed_by_audit_fix"] >= 1
+    assert "TPU_VISIBLE_CHIPS" in groups["visibility"]["owner"]
+    assert "even if the team never moves" in step["summary"]
+
+
+def test_step_2_counts_compile_modes_and_owns_nothing_it_did_not_find(tmp_path):
+    compiled = repo(tmp_path, {"train.py": "import torch\nm = torch.compile(m, mode=\"reduce-overhead\")\n"})
+    step = steps(plan(compiled, "tpu"))["hardware-choices"]
+    assert [g["kind"] for g in step["groups"]] == ["compile"]
+    assert {s["what"] for s in step["groups"][0]["signals"]} == {"a CUDA-graph compile mode", "torch.compile"}
+    assert step["owner"] is None and step["groups"][0]["owner"].startswith("`device.py`")
+    assert step["groups"][0]["lines"] == 1 and "No device helper was found" in step["summary"]
+
+
+# ---- step 3 ----------------------------------------------------------------------------------------
+
+def test_step_3_has_the_vendor_notes_and_the_legacy_path_apart(demo_tpu):
+    step = steps(demo_tpu)["target-changes"]
+    topics = {n["topic"] for n in step["notes"]}
+    assert {"device", "accelerator", "install", "precision", "distributed", "visibility"} <= topics
+    assert all(n["status"] == "unverified" or n["source"] for n in step["notes"])
+    assert step["legacy"]["key"] == "tpu-xla" and step["legacy"]["in_use"] is False
+    assert any(i["text"].startswith("LK401 ") and i["effort"] == "days" for i in step["items"])
+
+
+def test_step_3_marks_the_legacy_path_in_use(tmp_path):
+    xla = repo(tmp_path, {"t.py": "import torch_xla.core.xla_model as xm\ndev = xm.xla_device()\n"})
+    assert steps(plan(xla, "trainium"))["target-changes"]["legacy"]["in_use"] is True
+
+
+def test_step_3_shows_a_note_only_when_its_kind_was_found(tmp_path):
+    clean = repo(tmp_path, {"m.py": "import torch\nx = torch.ones(2)\n"})
+    topics = {n["topic"] for n in steps(plan(clean, "tpu"))["target-changes"]["notes"]}
+    assert "device" in topics and "distributed" not in topics  # "always" vs a kind not found
+
+
+# ---- step 4 ----------------------------------------------------------------------------------------
+
+def test_step_4_puts_the_repository_signals_next_to_the_checklist(tmp_path):
+    cloud = repo(tmp_path, {"data.py": "import boto3\nURL = 's3://my-bucket/train'\nREGION = 'us-east-1'\n"})
+    checklist = {c["item"]: c for c in steps(plan(cloud, "trainium"))["capacity"]["checklist"]}
+    assert {"quota", "region", "data", "commitments", "transfer", "security"} <= set(checklist)
+    assert {s["what"] for s in checklist["data"]["signals"]} >= {"AWS SDK"}
+    assert any(s["kind"] == "bucket" for s in checklist["data"]["signals"])
+    assert any(s["kind"] == "region" for s in checklist["region"]["signals"])
+
+
+def test_step_4_for_a_local_target_has_no_cloud_items(demo_tpu):
+    items = {c["item"] for c in steps(plan(DEMO, "mps"))["capacity"]["checklist"]}
+    assert "commitments" not in items and "transfer" not in items
+
+
+# ---- steps 5, 6, 7 ------------------------------------------------------------------------------------
+
+def test_steps_5_and_6_name_the_generated_files_and_write_tests_writes_them(tmp_path):
+    document = plan(DEMO, "xpu", write_tests=tmp_path / "out")
+    parity, bench = steps(document)["parity"], steps(document)["benchmark"]
+    assert parity["file"] == "test_parity_xpu.py" and bench["file"] == "bench_xpu.py"
+    assert (tmp_path / "out" / "test_parity_xpu.py").is_file() and (tmp_path / "out" / "bench_xpu.py").is_file()
+    assert parity["written"] == [str(tmp_path / "out" / "test_parity_xpu.py")]
+    assert "batch size" in bench["conditions"]
+
+
+def test_step_7_keeps_the_nvidia_files(demo_tpu):
+    step = steps(demo_tpu)["way-back"]
+    assert {"fixtures/demo-repo/Dockerfile", "fixtures/demo-repo/requirements.txt"} <= set(step["keep"])
+
+
+# ---- the plans the issue names ------------------------------------------------------------------------
+
+def test_a_repository_with_no_lock_in_gets_a_short_plan_that_says_so(tmp_path):
+    clean = repo(tmp_path, {"m.py": "import torch\ndev = torch.accelerator.current_accelerator()\n"})
+    document = plan(clean, "tpu")
+    assert document["headline"]["verdict"] == "runs" and "No NVIDIA lock-in was found" in document["headline"]["summary"]
+    by_key = steps(document)
+    assert by_key["dependencies"]["items"] == [] and by_key["hardware-choices"]["groups"] == []
+    assert by_key["target-changes"]["items"] == [] and by_key["way-back"]["keep"] == []
+
+
+def test_a_dispatch_layer_plans_minutes_of_work(capsys):
+    document = plan(DISPATCH, "tpu")
+    assert document["headline"]["verdict"] in ("runs", "runs-degraded")
+    assert steps(document)["dependencies"]["items"] == []
+    assert {s["effort"] for s in document["steps"][:3]} <= {None, "minutes"}  # backend-module code shifts down
+
+
+def test_a_repository_whose_only_tie_is_its_image(tmp_path):
+    image = repo(tmp_path, {"Dockerfile": "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch\n",
+                            "m.py": "import torch\n"})
+    document = plan(image, "rocm")
+    items = steps(document)["dependencies"]["items"]
+    assert [i["package"] for i in items] == ["the base image"] and "rocm/pytorch" in items[0]["replacement"]
+    assert steps(document)["hardware-choices"]["groups"] == []
+    assert [Path(p).name for p in steps(document)["way-back"]["keep"]] == ["Dockerfile"]
+
+
+# ---- usage ----------------------------------------------------------------------------------------------
+
+def test_a_bad_target_exits_2_with_one_line(capsys):
+    assert main(["plan", str(DEMO), "--target", "cuda"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown target 'cuda'" in err[0] and "rocm, tpu" in err[0]
+
+
+def test_write_tests_needs_a_target_and_a_missing_path_exits_2(capsys, tmp_path):
+    assert main(["plan", str(DEMO), "--write-tests", str(tmp_path / "x")]) == 2
+    assert "add --target" in capsys.readouterr().err
+    assert main(["plan", str(tmp_path / "missing"), "--target", "tpu"]) == 2
+    assert "path not found" in capsys.readouterr().err
+
+
+# ---- which target first -------------------------------------------------------------------------------
+
+def ranked(path: Path) -> list[dict]:
+    return plan(path)["ranking"]
+
+
+def test_the_ranking_orders_by_points_with_the_host_last():
+    rows = ranked(DEMO)
+    accelerators = [r for r in rows if not r["host"]]
+    assert [r["points"] for r in accelerators] == sorted((r["points"] for r in accelerators), reverse=True)
+    assert rows[-1]["target"] == "cpu" and rows[0]["target"] == "rocm"  # ROCm keeps the cuda device
+
+
+def test_cloud_signals_point_to_their_provider_s_chip(tmp_path):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    aws = repo(tmp_path / "aws", {**base, "s3.py": "import boto3\n"})
+    gcp = repo(tmp_path / "gcp", {**base, "gcs.py": "from google.cloud import storage\n"})
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    with_aws = {r["target"]: r for r in ranked(aws)}
+    with_gcp = {r["target"]: r for r in ranked(gcp)}
+    assert with_aws["trainium"]["points"] > plain["trainium"] and with_aws["tpu"]["points"] == plain["tpu"]
+    assert with_gcp["tpu"]["points"] > plain["tpu"] and with_gcp["trainium"]["points"] == plain["trainium"]
+    assert any("AWS signals" in why for why in with_aws["trainium"]["why"])
+
+
+def test_a_tool_s_support_moves_a_target(tmp_path):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    served = {r["target"]: r for r in ranked(repo(tmp_path / "ds", {**base, "requirements.txt": "deepspeed\n"}))}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    assert served["tpu"]["points"] < plain["tpu"]  # no DeepSpeed accelerator for TPU
+    assert served["xpu"]["points"] > plain["xpu"]
+    assert any(why.startswith("DeepSpeed: unsupported") for why in served["trainium"]["why"])
+
+
+def test_the_ranking_names_the_workload_and_the_edge_path(tmp_path):
+    served = repo(tmp_path, {"serve.py": "import torch\nwith torch.inference_mode():\n    out = model.generate(x)\n"
+                                         "ep = torch.export.export(model, (x,))\n"})
+    document = plan(served)
+    assert document["workload"].startswith("Inference is the cheaper first step")
+    assert document["edge"] is not None and "edge path" in document["edge"]
+    assert plan(repo(tmp_path / "lib", {"m.py": "import torch\n"}))["edge"] is None
+
+
+def test_repository_text_cannot_shape_the_markdown():
+    from auditor.plan.markdown import code, esc
+
+    assert esc("<script>alert(1)</script> [x](http://e) | *b*") == \
+        "\\<script\\>alert(1)\\</script\\> \\[x\\](http://e) \\| \\*b\\*"
+    assert esc("a `pair` stays") == "a `pair` stays" and esc("odd ` one") == "odd \\` one"
+    assert esc("two\nlines") == "two lines" and code("a`b\nc") == "`a'b c`"
+
+
+def test_a_target_without_notes_in_the_catalogue_gets_a_plan_that_says_so():
+    from dataclasses import replace
+
+    from auditor.plan.build import Scan, plan_for
+    from auditor.plan.catalogue import plan_catalogue
+
+    catalogue = plan_catalogue()
+    bare = replace(catalogue, notes={k: v for k, v in catalogue.notes.items() if k != "xpu"})
+    document = plan_for(Scan("/r", [], [], []), "xpu", bare)
+    step = steps(document)["target-changes"]
+    assert step["notes"] == [] and step["stack"] is None and "no notes for xpu" in step["summary"]
+
+
+def test_a_bad_entry_or_an_entry_without_write_tests_exits_2_before_scanning(capsys, tmp_path):
+    assert main(["plan", str(tmp_path / "missing"), "--target", "tpu", "--write-tests", str(tmp_path / "o"),
+                 "--entry", "not an entry"]) == 2
+    assert "expected module:function" in capsys.readouterr().err  # checked before the path
+    assert main(["plan", str(DEMO), "--target", "tpu", "--entry", "pkg:make"]) == 2
+    assert "add --write-tests" in capsys.readouterr().err
+
+
+def test_a_file_audit_did_not_write_is_never_overwritten(capsys, tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "bench_tpu.py").write_text("mine\n", encoding="utf-8")
+    assert main(["plan", str(DEMO), "--target", "tpu", "--write-tests", str(tmp_path / "out"), "--no-cache"]) == 2
+    assert "bench_tpu.py" in capsys.readouterr().err
+    assert (tmp_path / "out" / "bench_tpu.py").read_text(encoding="utf-8") == "mine\n"
+    assert not (tmp_path / "out" / "test_parity_tpu.py").exists()
+
+
+def test_the_plan_says_when_it_saw_no_dependency_file(tmp_path):
+    code_only = repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
+    assert any("No dependency file" in u for u in plan(code_only, "tpu")["unseen"])
+    assert not any("No dependency file" in u for u in plan(DEMO, "tpu")["unseen"])
