@@ -26,6 +26,7 @@ import libcst as cst
 from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
+from auditor.analysis.seeds import redundant_seeding
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.python.tree import child_nodes
@@ -142,7 +143,6 @@ class Placer:
         self._exits: dict[int, list[tuple[int, Truth, cst.CSTNode, bool]]] = {}
         self._requirements: dict[int, list[tuple[int, str, int | None]]] = {}
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
-        self._seeds: dict[int, list[tuple[str, str, int | None]]] = {}
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
 
@@ -151,7 +151,7 @@ class Placer:
         where = Where.of_file(self.facts, self.display_file, self.integration)
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
-        scope: cst.CSTNode | None = None
+        scope: cst.CSTNode | None = None  # the innermost function: an opt-in feature's home
         child = node
         index = len(ancestors)
         while index > 0:
@@ -200,7 +200,7 @@ class Placer:
         if self.lazy and scope is not None:
             self._feature(where, scope, fields)
         if rule.name in self.seed_rules:
-            self._redundant(where, node, scope or self.ctx.module)
+            self._redundant(where, node, ancestors)
         return where
 
     def _option_default(self, where: Where, arg: cst.Arg, call: cst.CSTNode) -> None:
@@ -539,30 +539,18 @@ class Placer:
             where.own = next(iter(tops))
 
     # -- redundant seeding -----------------------------------------------------------------------------------
-    def _redundant(self, where: Where, node: cst.CSTNode, scope: cst.CSTNode) -> None:
-        if not isinstance(node, cst.Call) or not node.args:
+    def _redundant(self, where: Where, node: cst.CSTNode, ancestors: tuple) -> None:
+        """`torch.cuda.manual_seed_all(s)` beside a seeding of every device with the same value
+        (auditor/analysis/seeds.py: the judgement F22's deletion shares)."""
+        if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None:
             return
-        seed = " ".join(self.ctx.module.code_for_node(node.args[0].value).split())
-        for seeder, other, line in self._scope_seeds(scope):
-            if other == seed:
-                where.seeder = (seeder, seed, line)
-                return
-
-    def _scope_seeds(self, scope: cst.CSTNode) -> list[tuple[str, str, int | None]]:
-        found = self._seeds.get(id(scope))
+        if len(ancestors) < 3 or not isinstance(ancestors[-1], cst.Expr):
+            return
+        statement, block = ancestors[-2], ancestors[-3]
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 \
+                or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return
+        found = redundant_seeding(statement, block.body, node.args[0].value, self.ctx.qualify, self.seeders,
+                                  self.ctx.module.code_for_node)
         if found is not None:
-            return found
-        found = []
-        stack = list(child_nodes(scope))
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue  # another scope
-            if isinstance(node, cst.Call) and node.args:
-                qualified = self.ctx.qualify(node.func)
-                if qualified in self.seeders:
-                    seed = " ".join(self.ctx.module.code_for_node(node.args[0].value).split())
-                    found.append((qualified, seed, self.placed.line(node)))
-            stack.extend(child_nodes(node))
-        self._seeds[id(scope)] = found
-        return found
+            where.seeder = (found.seeder, found.seed, self.placed.line(found.statement))
