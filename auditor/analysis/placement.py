@@ -59,6 +59,10 @@ class Where:
     own: str | None = None  # the project's own package it names
     backend: BackendModule | None = None
     test: bool = False
+    demo: bool = False  # in the `if __name__ == "__main__":` block of a package module
+    # `if cupy is None: raise ...` before it in its block: (the test, its line); no fallback runs
+    required: tuple[str, int | None] | None = None
+    kinds: set[str] = field(default_factory=set)  # the kinds of the guards that narrow it (guards.py)
     feature: str | None = None  # the function an opt-in NVIDIA-only feature lives in
     feature_line: int | None = None
     runtime: str | None = None  # the runtime only that function imports
@@ -71,6 +75,15 @@ class Where:
             where.optional, where.optional_kind = integration, "integration"
         return where
 
+
+def _is_main(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+            or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
+        and any(string_value(s) == "__main__" for s in sides)
 
 def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
     """The NVIDIA-only runtimes (rules/contexts.toml [feature]) a file imports, but only indented:
@@ -123,10 +136,12 @@ class Placer:
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
+        self.option_calls = frozenset(table.get("guards", {}).get("options", {}).get("calls", ()))
         self.features: dict[str, tuple[str, ...]] = {
             name: tuple(words) for name, words in table.get("guards", {}).get("features", {}).items()}
         self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
         self._exits: dict[int, list[tuple[int, Truth, cst.CSTNode, bool]]] = {}
+        self._requirements: dict[int, list[tuple[int, str, int | None]]] = {}
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
@@ -159,13 +174,17 @@ class Placer:
                     self._narrow(where, left, parent.left)
             elif kind in (cst.IndentedBlock, cst.Module):
                 self._after_exits(where, parent, child)
+                if where.required is None:
+                    self._required(where, parent, child)
             elif kind in (cst.Try, cst.TryStar) and child is parent.body and self.judge.fallback(parent):
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
+                    where.kinds.add("fallback")
             elif kind in (cst.FunctionDef, cst.ClassDef):
                 if scope is None and kind is cst.FunctionDef:
                     scope = parent
-                self._decorated(where, parent)
+                if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
+                    self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
                     where.display = f"in `{parent.name.value}()`, an environment report"
             elif kind is cst.Call and where.display is None and isinstance(child, cst.Arg) \
@@ -174,6 +193,8 @@ class Placer:
             elif kind is cst.Arg and where.display is None and parent.keyword is not None \
                     and parent.keyword.value in self.display_keywords:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
+            elif kind is cst.Arg and index > 0 and where.optional is None:
+                self._option_default(where, parent, ancestors[index - 1])
             child = parent
         self._own(where, node, fields)
         if self.lazy and scope is not None:
@@ -181,6 +202,18 @@ class Placer:
         if rule.name in self.seed_rules:
             self._redundant(where, node, ancestors)
         return where
+
+    def _option_default(self, where: Where, arg: cst.Arg, call: cst.CSTNode) -> None:
+        """`parser.add_argument("--device", default="cuda")`: the value a user overrides on the command
+        line (`--device cpu`); other targets lose the default, not the program."""
+        if arg.keyword is None or arg.keyword.value != "default" or not isinstance(call, cst.Call) \
+                or callee_name(call) not in self.option_calls:
+            return
+        flags = [text for a in call.args if a.keyword is None
+                 for text in (string_value(a.value),) if text is not None and text.startswith("-")]
+        if flags:
+            where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
+            where.kinds.add("option")
 
     def _feature(self, where: Where, scope: cst.FunctionDef, fields: dict[str, Any]) -> None:
         """A use of a runtime only functions import, inside a function: an opt-in feature."""
@@ -229,6 +262,9 @@ class Placer:
             text = self._source(test).lower()
             if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
+                where.kinds.add("option")
+        if truth.excludes or truth.requires_package:
+            where.kinds |= truth.kinds
         if where.guard is None and truth.excludes:
             where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
         if where.optional is None and truth.requires_package:
@@ -252,6 +288,10 @@ class Placer:
         return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."
 
     def _if(self, where: Where, node: cst.If, child: cst.CSTNode, ancestors: tuple, index: int) -> None:
+        if child is node.body and index > 0 and isinstance(ancestors[index - 1], cst.Module) and _is_main(node.test):
+            # A script's main block is the program itself, and so is a package's __main__.py.
+            where.demo = where.demo or (bool(self.facts.package) and not self.ctx.path.endswith("__main__.py"))
+            return
         if child is node.body:
             self._narrow(where, self.judge.truth(node.test), node.test)
         elif child is node.orelse:
@@ -272,6 +312,8 @@ class Placer:
             before, after = self._chain(ancestors[head], mine)
             where.served_before |= before
             where.covered |= after
+            if before:
+                where.kinds.add("dispatch")
             if child is node.body:
                 where.covered |= self._exit_siblings(node, ancestors, index)
 
@@ -300,7 +342,10 @@ class Placer:
             where.covered |= self._served(node.orelse)
         elif child is node.orelse:
             self._narrow(where, ~self.judge.truth(node.test), node.test, negated=True)
-            where.served_before |= self._served(node.body) | self._named(node.test)
+            before = self._served(node.body) | self._named(node.test)
+            where.served_before |= before
+            if before:
+                where.kinds.add("dispatch")
 
     def _after_exits(self, where: Where, block: cst.CSTNode, child: cst.CSTNode) -> None:
         exits = self._exits.get(id(block))
@@ -312,8 +357,22 @@ class Placer:
         if position is None:
             return
         for index, truth, test, whole in exits:
-            if whole or index < position:
+            if (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
+
+    def _required(self, where: Where, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> None:
+        found = self._requirements.get(id(block))
+        if found is None:  # once per block: every finding below it asks
+            found = self._requirements[id(block)] = [
+                (index, f"if {self._text(statement.test)}: raise", self.placed.line(statement))
+                for index, statement in enumerate(block.body)
+                if isinstance(statement, cst.If) and self.judge.requirement(statement)]
+        if not found:
+            return
+        position = next((i for i, statement in enumerate(block.body) if statement is child), None)
+        before = [(text, line) for index, text, line in found if position is not None and index < position]
+        if before:
+            where.required = before[0]
 
     def _block_exits(self, block: cst.CSTNode) -> list[tuple[int, Truth, cst.CSTNode, bool]]:
         """(index, what must hold after it, the test, applies to the whole block) per guard statement."""
@@ -334,6 +393,7 @@ class Placer:
         condition, guard, optional = self._decorations(node)
         if condition is not None:
             where.condition = where.condition & condition
+            where.kinds |= condition.kinds
         if where.guard is None and guard is not None:
             where.guard, where.guard_line = guard
         if where.optional is None and optional is not None:
@@ -395,6 +455,12 @@ class Placer:
                 continue
             if isinstance(node, cst.BooleanOperation):
                 stack.extend((node.left, node.right))
+                continue
+            devices = self.judge.compared_devices(node)
+            if devices is not None:  # `flag in ("cpu", "mps")`: a CPU value is a device chosen too
+                cuda = targets.SOURCE_PLATFORM in devices
+                named.update(t for t in targets.names()
+                             if t in devices and not (cuda and targets.has_role(t, "accepts-cuda-calls")))
                 continue
             truth = self.judge.truth(node)
             if truth.excludes:  # a "cuda" test takes ROCm too, but names no other backend for it

@@ -3,7 +3,7 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
 
 - `fails`: a blocker or major finding raises on the target (a tie on the main path, or in a
   context that does not take that target away: a guard that may hold there, a backend module
-  without a sibling for it); test-only findings never fail a verdict;
+  without a sibling for it); test-only and demo-block findings never fail a verdict;
 - `runs-degraded`: nothing fails, but something silently stops (AMP off, memory stats at 0, a
   skipped CUDA path, a minor tie that raises such as monitoring);
 - `runs`: nothing is lost;
@@ -45,8 +45,10 @@ class Verdict:
         return {"verdict": self.verdict, "reasons": [r.to_dict() for r in self.reasons]}
 
 
-def _counts(finding: Finding) -> bool:
-    return "test" not in (finding.context or "").split("+")
+def _counts(finding: Finding, never: frozenset[str]) -> bool:
+    """Whether a finding may fail a verdict: not in a context that never does (rules/contexts.toml
+    `never_fail`: tests, demo blocks)."""
+    return not finding.context or never.isdisjoint(finding.context.split("+"))
 
 
 def is_feature(finding: Finding) -> bool:
@@ -99,7 +101,8 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
     but `fails` unknown). `count_tests`: test-only findings count too (a tests component's verdict)."""
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
-    shipped = list(findings) if count_tests else [f for f in findings if _counts(f)]
+    never = frozenset(load_table("contexts").get("never_fail", ("test",)))
+    shipped = list(findings) if count_tests else [f for f in findings if _counts(f, never)]
     missed = internal_errors(list(errors))
     opt_in = features(shipped)
     result: dict[str, Verdict] = {}

@@ -46,7 +46,10 @@ if TYPE_CHECKING:
 # the `feature` context; the headline
 # `scores`, `grades`, `verdicts` and `costs` judge the shipped components only (the package(s), or
 # the programs when none ships); `summary` still counts every finding.
-FORMAT_VERSION = 7
+# 8: each finding has `guard`: the kinds of the guards behind its `guarded`/`optional` context
+# ("option", "build+env"; rules/contexts.toml, "Guard kinds"), or null; context "demo" (a package
+# module's `if __name__ == "__main__":` block, never failing a verdict, like "test").
+FORMAT_VERSION = 8
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -182,6 +185,7 @@ class FindingLines:
         since = "null" if f.min_torch is None else s(f.min_torch)
         context = "null" if f.context is None else s(f.context)
         cell = "null" if f.cell is None else f"{f.cell:d}"
+        guard = "null" if f.guard is None else s(f.guard)
         fix = "null" if f.fix is None else self.encode_effects(f.fix.to_dict())
         component = self.components.get(f.path)
         if component is None:
@@ -189,7 +193,8 @@ class FindingLines:
             component = self.components[f.path] = "null" if name is None else s(name)
         return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "component": {component}, '
                 f'"context": {context}, '
-                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "line": {f.line:d}, '
+                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "guard": {guard}, '
+                f'"line": {f.line:d}, '
                 f'"message": {s(f.message)}, "min_torch": {since}, '
                 f'"name": {s(f.name)}, "path": {s(f.path)}, "rule": {s(f.rule)}, "severity": {s(f.severity)}, '
                 f'"snippet": {encode_basestring(f.snippet)}, "suggestion": {s(f.suggestion)}, '
