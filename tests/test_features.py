@@ -70,3 +70,31 @@ def test_a_feature_beside_a_main_path_failure_does_not_hide_it(tmp_path, capsys)
     document = report(tmp_path, files, capsys)
     assert document["verdicts"]["cpu"]["verdict"] == "fails"
     assert {r["path"] for r in document["verdicts"]["cpu"]["reasons"]} == {"lib/train.py"}
+
+
+APEX_STEP = ("import torch\n\n\ndef apex_training_step(model, optimizer):\n"
+             "    try:\n        from apex import amp as apex_amp\n"
+             "    except ModuleNotFoundError:\n        raise ModuleNotFoundError('install apex to use amp_mode=apex')\n\n"
+             "    def update(loss):\n        with apex_amp.scale_loss(loss, optimizer) as scaled:\n"
+             "            scaled.backward()\n\n    return update\n")
+APEX_AT_TOP = ("import torch\ntry:\n    from apex import amp\nexcept ImportError:\n    amp = None\n\n\n"
+               "def update(loss, optimizer):\n    with amp.scale_loss(loss, optimizer) as scaled:\n        scaled.backward()\n")
+
+
+def test_a_step_builder_importing_apex_is_a_feature_its_nested_step_too(tmp_path, capsys):
+    """A function that imports the runtime (ignite's `amp_mode='apex'` step builder): the step it
+    returns uses the name, and belongs to the same feature, named for the function that imports."""
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/engine.py": APEX_STEP},
+                      capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/engine.py" and f["line"] in (6, 11)]
+    assert {f["line"] for f in found} == {6, 11} and all("feature" in f["context"].split("+") for f in found)
+    assert all("`apex_training_step()`" in f["message"] for f in found)
+    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+
+
+def test_a_module_level_optional_import_used_in_a_function_is_no_feature(tmp_path, capsys):
+    """Trap: the import is the module's (optional, in try/except at its top), not the function's."""
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/engine.py": APEX_AT_TOP},
+                      capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/engine.py"]
+    assert found and all("feature" not in (f["context"] or "").split("+") for f in found)

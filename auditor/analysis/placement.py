@@ -145,13 +145,14 @@ class Placer:
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
+        self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
         where = Where.of_file(self.facts, self.display_file, self.integration)
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
-        scope: cst.CSTNode | None = None  # the innermost function: an opt-in feature's home
+        functions: list[cst.FunctionDef] = []  # the enclosing functions, innermost first: a feature's home
         child = node
         index = len(ancestors)
         while index > 0:
@@ -181,8 +182,8 @@ class Placer:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
                     where.kinds.add("fallback")
             elif kind in (cst.FunctionDef, cst.ClassDef):
-                if scope is None and kind is cst.FunctionDef:
-                    scope = parent
+                if kind is cst.FunctionDef:
+                    functions.append(parent)
                 if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
                     self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
@@ -197,8 +198,8 @@ class Placer:
                 self._option_default(where, parent, ancestors[index - 1])
             child = parent
         self._own(where, node, fields)
-        if self.lazy and scope is not None:
-            self._feature(where, scope, fields)
+        if self.lazy and functions:
+            self._feature(where, functions, fields)
         if rule.name in self.seed_rules:
             self._redundant(where, node, ancestors)
         return where
@@ -215,12 +216,25 @@ class Placer:
             where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
             where.kinds.add("option")
 
-    def _feature(self, where: Where, scope: cst.FunctionDef, fields: dict[str, Any]) -> None:
-        """A use of a runtime only functions import, inside a function: an opt-in feature."""
+    def _feature(self, where: Where, functions: list[cst.FunctionDef], fields: dict[str, Any]) -> None:
+        """A use of a runtime only functions import, inside the function that imports it (or a
+        function nested in it): an opt-in feature, named for that function."""
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
-        if runtime is not None:
-            where.feature, where.feature_line, where.runtime = scope.name.value, self._def_line(scope), runtime
+        home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
+        if home is not None:
+            where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
+
+    def _imports_in(self, scope: cst.FunctionDef, runtime: str) -> bool:
+        """Whether the function itself imports the runtime: a use of a name a module-level
+        `try: import apex` bound is that optional import's, not a feature of the function."""
+        key = (id(scope), runtime)
+        found = self._feature_imports.get(key)
+        if found is None:
+            code = self.ctx.module.code_for_node(scope.body)  # only functions using a lazy runtime
+            found = self._feature_imports[key] = re.search(
+                rf"^[ \t]*(?:import|from)[ \t]+{re.escape(runtime)}\b", code, re.MULTILINE) is not None
+        return found
 
     def _def_line(self, scope: cst.FunctionDef) -> int | None:
         """The line of `def name`: a function's node starts at its leading blank lines and decorators."""
