@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from auditor.catalogue import load_table
 from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
-from auditor.readers.setup_cfg import parse_ini
 
 PACKAGE, PROGRAM, OTHER = "package", "program", "other"
 # openings only: the span to the closing bracket is found once (a regex spanning it rescanned the
@@ -255,6 +254,9 @@ def _setup_cfg(root: str, inits: set[str], bases: list[str]) -> list[str] | None
     text = _text(os.path.join(root, "setup.cfg"))
     if not text:
         return None
+    # the readers' package costs a warm run 6 ms of imports: only for a repository with a setup.cfg
+    from auditor.readers.setup_cfg import parse_ini
+
     sections, _problems = parse_ini(text)
 
     def get(section: str, key: str, fallback: str = "") -> str:
