@@ -6,6 +6,7 @@ names without lines (junitparser); markdown rows that a `|` or `\\r` in a path c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -230,3 +231,101 @@ def test_a_context_whose_line_is_unknown_says_no_line(monkeypatch):
     known = apply_module.apply(rule, fields, Where(optional="try/except", optional_line=7), rule.effects(), "m", "s",
                                catalogue)
     assert "(`try/except`, line 7)" in known.message
+
+
+# -- rdjson (reviewdog) ----------------------------------------------------------------------------------
+_POSITION = {"type": "object", "required": ["line"], "additionalProperties": False,
+             "properties": {"line": {"type": "integer", "minimum": 1}, "column": {"type": "integer", "minimum": 1}}}
+_RANGE = {"type": "object", "required": ["start"], "additionalProperties": False,
+          "properties": {"start": _POSITION, "end": _POSITION}}
+# reviewdog's DiagnosticResult (proto/rdf/jsonschema/DiagnosticResult.json), with what it leaves
+# optional made required where we always write it, and no key of our own
+RDJSON = {"type": "object", "required": ["source", "diagnostics"], "additionalProperties": False, "properties": {
+    "source": {"type": "object", "required": ["name", "url"], "properties": {"name": {"type": "string"},
+                                                                               "url": {"type": "string"}}},
+    "diagnostics": {"type": "array", "items": {
+        "type": "object", "required": ["message", "location", "severity", "code"], "additionalProperties": False,
+        "properties": {
+            "message": {"type": "string", "minLength": 1},
+            "location": {"type": "object", "required": ["path", "range"], "additionalProperties": False,
+                         "properties": {"path": {"type": "string"}, "range": _RANGE}},
+            "severity": {"enum": ["ERROR", "WARNING", "INFO"]},
+            "code": {"type": "object", "required": ["value"], "additionalProperties": False,
+                     "properties": {"value": {"type": "string"}, "url": {"type": "string"}}},
+            "original_output": {"type": "string"},
+            "suggestions": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["range", "text"], "additionalProperties": False,
+                "properties": {"range": _RANGE, "text": {"type": "string"}}}},
+        }}},
+}}
+
+
+def _rdjson(capsys, *args: str, path: str = ".") -> dict:
+    result = json.loads(run(capsys, "rdjson", *args, path=path))
+    errors = [e.message for e in jsonschema.Draft202012Validator(RDJSON).iter_errors(result)]
+    assert not errors, errors
+    return result
+
+
+def test_rdjson_diagnostics_count_columns_in_utf8_bytes(tmp_path, capsys, monkeypatch):
+    (tmp_path / "t.py").write_text("import torch\nname = '𐐀é'; z = w.cuda()\n"
+                                   "with torch.cuda.amp.autocast():\n    pass\n", encoding="utf-8")
+    (tmp_path / "broken.py").write_text("import torch\ndef f(:\n    x.cuda()\n", encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text("flash-attn==2.5.8\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = _rdjson(capsys)
+    assert result["source"]["name"] == "lockin-auditor"
+    by_code = {d["code"]["value"]: d for d in result["diagnostics"]}
+    cuda = by_code["LK102"]
+    line = "name = '𐐀é'; z = w.cuda()"
+    start, end = cuda["location"]["range"]["start"], cuda["location"]["range"]["end"]
+    raw = line.encode("utf-8")
+    assert start["line"] == end["line"] == 2 and raw[start["column"] - 1:end["column"] - 1] == b"cuda()"
+    assert cuda["severity"] == "ERROR" and cuda["code"]["url"].startswith("https://")
+    assert by_code["LK504"]["location"]["path"] == "requirements.txt"
+    assert by_code["lockin-auditor/parse"]["location"]["path"] == "broken.py"
+    assert {d["severity"] for d in result["diagnostics"]} <= {"ERROR", "WARNING", "INFO"}
+    # the safe fix on the finding's line, as one suggestion that reviewdog can apply as it is
+    (suggestion,) = by_code["LK209"]["suggestions"]
+    text = (tmp_path / "t.py").read_text(encoding="utf-8").splitlines()[2].encode("utf-8")
+    rng = suggestion["range"]
+    fixed = (text[:rng["start"]["column"] - 1] + suggestion["text"].encode() + text[rng["end"]["column"] - 1:]).decode()
+    assert fixed.startswith("with torch.amp.autocast(\"cuda\"") and fixed.endswith("):")
+    assert "suggestions" not in cuda  # its fix is not safe
+
+
+def test_rdjson_offers_no_suggestion_that_reaches_another_line(tmp_path, capsys, monkeypatch):
+    from auditor.model import Edit, Fix
+    from auditor.report import rdjson
+
+    (tmp_path / "t.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    report_findings = []
+    real = rdjson._diagnostic
+
+    def spy(f, lines, places):
+        report_findings.append(f)
+        return real(f, lines, places)
+
+    monkeypatch.setattr(rdjson, "_diagnostic", spy)
+    _rdjson(capsys, "--select", "LK209")
+    (finding,) = report_findings
+    lines = rdjson._Lines.__new__(rdjson._Lines)
+    text = ["import torch", "with torch.cuda.amp.autocast():", "    pass"]
+    two_lines = dataclasses.replace(finding, fix=Fix("safe", "m", (Edit(1, 1, 1, 1, "import x\n"), *finding.fix.edits)))
+    assert rdjson._suggestions(two_lines, lines, text) == []
+    unsafe = dataclasses.replace(finding, fix=dataclasses.replace(finding.fix, applicability="unsafe"))
+    assert rdjson._suggestions(unsafe, lines, text) == []
+    assert rdjson._suggestions(finding, lines, text)
+
+
+def test_rdjson_notebook_findings_at_the_file_line(tmp_path, capsys, monkeypatch):
+    text = json.dumps(NOTEBOOK, indent=1, ensure_ascii=False) + "\n"
+    (tmp_path / "nb.ipynb").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    by_code = {d["code"]["value"]: d for d in _rdjson(capsys)["diagnostics"]}
+    cuda = by_code["LK102"]
+    start, end = cuda["location"]["range"]["start"], cuda["location"]["range"]["end"]
+    raw = text.splitlines()[start["line"] - 1].encode("utf-8")
+    assert raw[start["column"] - 1:end["column"] - 1] == b"cuda()"  # after the 'é', counted in bytes
+    assert cuda["message"].startswith("cell 2, line 3: ") and "suggestions" not in cuda
