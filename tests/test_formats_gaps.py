@@ -83,7 +83,11 @@ def test_sarif_paths_are_relative_to_the_repository_root_from_a_subfolder(reposi
     assert sarif_run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repository.as_uri() + "/"
     assert sarif_run["invocations"][0]["workingDirectory"]["uri"] == (repository / "src").as_uri() + "/"
     assert sarif_run["automationDetails"] == {"id": "lockin-auditor/src/"}
-    # the same alerts whichever folder it ran in: the fingerprints are the reported paths' own
+    # the same alerts whichever folder it ran in: fingerprinted by the path from the repository root
+    def prints(log: dict) -> list[str]:
+        return sorted(r["partialFingerprints"]["lockinFinding/v1"] for r in log["runs"][0]["results"])
+
+    assert prints(from_sub) == prints(from_root)
     monkeypatch.chdir(repository / "src" / "pkg")
     deeper = _valid_sarif(run(capsys, "sarif", "--select", "LK204", path="../../top.py"), sarif_schema)
     assert _uris(deeper) == ["top.py"]  # `../../top.py` from src/pkg

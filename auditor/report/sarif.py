@@ -13,8 +13,8 @@ github/codeql-action/upload-sarif; name the file `*.sarif`).
 - `helpUri` per rule: the README's rule table;
 - a notebook finding points at the line of the `.ipynb` file that holds its source line
   (auditor.report.notebook_lines), its cell and cell line in the message and properties;
-- `partialFingerprints["lockinFinding/v1"]`: the baseline's fingerprint (path, rule, normalised
-  code, occurrence), stable when code moves; GitHub computes its own line hash itself;
+- `partialFingerprints["lockinFinding/v1"]`: the baseline's fingerprint (path from the repository
+  root, rule, normalised code, occurrence), stable when code moves; GitHub computes its own line hash itself;
 - files that could not be audited are tool execution notifications, not results."""
 
 from __future__ import annotations
@@ -89,11 +89,12 @@ class _Paths:
         scanned = os.path.relpath(os.path.abspath(report.result.scan_root or report.root), self.top)
         self.category = "" if scanned == "." else scanned.replace(os.sep, "/")
 
-    def uri(self, path: str) -> str:
+    def relative(self, path: str) -> str:
         path = path.replace("\\", "/")
-        if self.prefix:
-            path = os.path.normpath(os.path.join(self.prefix, path)).replace(os.sep, "/")
-        return quote(path, safe="/")
+        return os.path.normpath(os.path.join(self.prefix, path)).replace(os.sep, "/") if self.prefix else path
+
+    def uri(self, path: str) -> str:
+        return quote(self.relative(path), safe="/")
 
 
 def document(report: Report) -> dict:
@@ -102,7 +103,8 @@ def document(report: Report) -> dict:
     paths = _Paths(report)
     places = NotebookPlaces(report)
     results = []
-    for fp, f in keyed(report.findings):
+    # fingerprinted by the root-relative path: the same alert whichever folder `audit` ran in
+    for fp, f in keyed(report.findings, {f.path: paths.relative(f.path) for f in report.findings}):
         message = f.message + (f" Fix: {f.suggestion}" if f.suggestion else "")
         region = {"startLine": f.line, "startColumn": f.column, "endLine": max(f.end_line, f.line),
                   "endColumn": max(f.end_column, 1)}
