@@ -140,6 +140,13 @@ def with_registry(stem: str, table: dict[str, Any]) -> dict[str, Any]:
             for name in getattr(target, field_name):
                 merged[name] = sorted({*merged.get(name, ()), target.name})
         guards[key] = merged
+    guards["packages"] = {name: _platforms(platforms, f"[guards.packages] {name}")
+                          for name, platforms in guards.get("packages", {}).items()}
+    if "env" in guards:
+        env = dict(guards["env"])
+        env["names"] = {name: _platforms(platforms, f"[guards.env.names] {name}")
+                        for name, platforms in env.get("names", {}).items()}
+        guards["env"] = env
     for key, field_name in (("helper", "helpers"), ("flag", ""), ("requires", "requires")):
         rows = [{**row, "platforms": _platforms(row.get("platforms", []), f"[[guards.{key}]] {row.get('pattern')!r}")}
                 for row in guards.get(key, [])]

@@ -45,12 +45,14 @@ _TEMPLATE_FIELDS = frozenset({"message", "suggestion", "subject"})
 # also use the rendered `message`, `suggestion` and `subject`.
 CONTEXT_FIELDS: dict[str, frozenset[str]] = {
     "guarded": frozenset({"runs", "outcome", "guard", "guard_line", "guard_at"}),
-    "optional": frozenset({"guard", "guard_line", "guard_at"}),
+    "optional": frozenset({"guard", "guard_line", "guard_at", "required", "required_line"}),
     "backend-module": frozenset({"module", "backend_kind", "siblings", "missing", "add"}),
     "own-package": frozenset({"package"}),
     "redundant": frozenset({"seeder", "seed", "seed_line", "seed_at"}),
     "display": frozenset({"how", "still"}),
     "test": frozenset(),
+    "demo": frozenset(),
+    "feature": frozenset({"feature", "feature_line", "runtime"}),
 }
 
 

@@ -134,7 +134,7 @@ class FileContext:
             rule=rule.code, name=rule.name, category=rule.category.value,
             severity=applied.severity, message=applied.message, suggestion=applied.suggestion,
             targets=applied.effects, min_torch=min_torch, snippet=snippet, context=applied.context,
-            fix=fields.get("__fix"),
+            guard=applied.guard, fix=fields.get("__fix"),
         )
 
     def _counted(self, rule: Rule) -> Finding:
@@ -176,6 +176,9 @@ class PythonContext(FileContext):
         self.rules_by_name: dict[str, Rule] = {}  # the active rules, for family-wide handlers
         self.pending: list[tuple[Rule, cst.CSTNode, dict[str, Any]]] = []
         self.in_annotation = 0  # > 0 while the walk is inside a type annotation
+        # What the file assigns each name and `self.name` (in the walk's order): guards follow flags
+        # through it (`IS_HIP = torch.version.hip is not None`, `device = "cuda"`).
+        self.assigned: dict[str, list[cst.BaseExpression | None]] = {}  # None: not known (a parameter)
         self._qualified: tuple[cst.CSTNode | None, str | None, int] = (None, None, -1)  # the last qualify() asked
 
     def qualify(self, node: cst.BaseExpression) -> str | None:

@@ -111,6 +111,9 @@ class Finding:
     context: str | None = None
     cell: int | None = None  # notebooks: the 1-based cell (among all cells) that line and column are in
     fix: Fix | None = field(default=None, hash=False, compare=False)
+    # The kinds of the guards behind a `guarded` or `optional` context, "+"-joined ("option",
+    # "build+env"; rules/contexts.toml, "Guard kinds"); None when no guard decided it.
+    guard: str | None = None
 
     def sort_key(self) -> tuple:
         # A notebook's lines count within each cell: the cell comes first, or findings of
@@ -135,6 +138,7 @@ class Finding:
             "targets": dict(self.targets),
             "snippet": self.snippet,
             "context": self.context,
+            "guard": self.guard,
             "cell": self.cell,
             "fix": self.fix.to_dict() if self.fix is not None else None,
         }

@@ -150,7 +150,8 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         changed_by_fix = bool(fixed.run.changed)
     if request.add_noqa:
         return _add_noqa(result)
-    scores = compute_scores(result.findings, settings.overall_targets, withheld_reason(result.errors))
+    shipped, shipped_errors = result.headline()  # the headline judges what the repository ships
+    scores = compute_scores(shipped, settings.overall_targets, withheld_reason(shipped_errors))
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:

@@ -83,13 +83,22 @@ def print_rows(rows: list) -> None:
 
 
 def print_table(rows: list) -> None:
+    """The README's table: the tool's headline verdict and score per target (a mark where the blind
+    label differs, with the label's word), the components it found, and what the repository ships."""
     targets = [target for target, *_ in rows[0][2]] if rows else []
-    print("| repository | " + " | ".join(targets) + " | components |")
-    print("|---" * (len(targets) + 2) + "|")
+    print("| repository | " + " | ".join(targets) + " | components | what it ships (label) |")
+    print("|---" * (len(targets) + 3) + "|")
     for repo, report, cells in rows:
-        parts = [f"{SHORT.get(v, v)} {'' if s is None else f'{s:.0f}'}".strip() for _, v, s, _want in cells]
-        components = ", ".join(c.get("kind", c.get("name", "?")) for c in report.get("components", []))
-        print(f"| {repo['name']} | " + " | ".join(parts) + f" | {components or '-'} |")
+        parts = []
+        for _, verdict, score, want in cells:
+            text = f"{SHORT.get(verdict, verdict)} {'' if score is None else f'{score:.0f}'}".strip()
+            parts.append(text if verdict == want else f"{text} (label: {SHORT.get(want, want)})")
+        kinds: dict[str, int] = {}
+        for component in report.get("components", []):
+            kinds[component.get("kind", "?")] = kinds.get(component.get("kind", "?"), 0) + 1
+        components = ", ".join(f"{kind}" + (f" ×{n}" if n > 1 else "") for kind, n in kinds.items())
+        ships = " ".join(str(repo.get("headline", "")).split()).replace("|", "\\|")
+        print(f"| {repo['name']} | " + " | ".join(parts) + f" | {components or '-'} | {ships} |")
 
 
 if __name__ == "__main__":

@@ -358,6 +358,19 @@ def test_redundant_seeding_and_the_different_seed_trap(scan_source):
     assert found[5].context is None and "unseeded" in found[5].message
 
 
+def test_a_seed_changed_or_drawn_from_in_between_is_not_redundant(scan_source):
+    """The context and the deletion fix (F22) share one judgement: "Delete it" only where it is done."""
+    src = ("import torch\n"
+           "def a(seed, rank):\n    torch.manual_seed(seed)\n    seed = seed + rank\n    torch.cuda.manual_seed_all(seed)\n"
+           "def b(it):\n    torch.manual_seed(next(it))\n    torch.cuda.manual_seed_all(next(it))\n"
+           "def c(s):\n    torch.manual_seed(s)\n    x = torch.randn(3)\n    torch.cuda.manual_seed_all(s)\n"
+           "def d(s):\n    torch.cuda.manual_seed_all(s)\n    import random; random.seed(s)\n    torch.manual_seed(s)\n")
+    found = by_line(scan_source({"a.py": src}), "LK207")
+    assert [found[line].context for line in (5, 8, 12)] == [None, None, None]
+    assert all(found[line].fix.reason.startswith("not removed") for line in (5, 8, 12))
+    assert found[14].context == "redundant" and found[14].fix.applicability == "safe"
+
+
 def test_display_in_messages_keeps_a_call_that_still_raises(scan_source):
     src = "import torch\nprint(f'GPU: {torch.cuda.get_device_name()}')\n"
     finding = by_line(scan_source({"a.py": src}), "LK214")[2]

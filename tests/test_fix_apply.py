@@ -86,6 +86,19 @@ def test_safe_only_leaves_unsafe_fixes(tmp_path):
     assert "from torch.cuda.amp" not in text
 
 
+def test_an_import_another_module_reimports_stays(tmp_path):
+    """Issue 19, pattern 7: `from utils import autocast` elsewhere still needs utils.py's import
+    once its own use is rewritten; an import nobody else reads goes as before."""
+    amp = "from torch.cuda.amp import autocast\n\ndef run(model):\n    with autocast():\n        return model()\n"
+    (tmp_path / "utils.py").write_text(amp, encoding="utf-8")
+    (tmp_path / "solo.py").write_text(amp, encoding="utf-8")
+    (tmp_path / "train.py").write_text("from utils import autocast, run\nimport solo as s\nprint(s.run)\n", encoding="utf-8")
+    run_fix(tmp_path, unsafe=False)
+    utils, solo = ((tmp_path / name).read_text(encoding="utf-8") for name in ("utils.py", "solo.py"))
+    assert "torch.amp.autocast(" in utils and "from torch.cuda.amp import autocast\n" in utils
+    assert "torch.amp.autocast(" in solo and "from torch.cuda.amp" not in solo
+
+
 def test_diff_writes_nothing(tmp_path):
     (tmp_path / "a.py").write_text(SYNC, encoding="utf-8")
     run = run_fix(tmp_path, write=False)
@@ -313,3 +326,32 @@ def test_a_notebook_in_another_json_layout_is_not_rewritten(tmp_path):
     path.write_text(text, encoding="utf-8")
     (outcome,) = run_fix(tmp_path).files
     assert "JSON layout" in outcome.error.message and path.read_text(encoding="utf-8") == text
+
+
+def test_swaps_that_do_not_apply_say_why(scan_source):
+    """Issue 19: every suggestion that is not applied says why (a lambda, unpacked arguments, a
+    `torch.cuda.device(...)` outside a `with`)."""
+    src = ("import torch\n"
+           "free = lambda: torch.cuda.empty_cache()\n"
+           "torch.cuda.synchronize(*devices)\n"
+           "ctx = torch.cuda.device(1)\n")
+    result = scan_source({"a.py": src}, cache=False, jobs=1, torch_version="2.13")
+    reasons = {f.line: f.fix.reason for f in result.findings if f.fix is not None and f.fix.applicability == "display"}
+    assert "not a statement of its own" in reasons[2]
+    assert "unpacked arguments" in reasons[3]
+    assert "`with` statement" in reasons[4]
+
+
+@pytest.mark.parametrize("patch", ["torch.cuda.is_available = lambda: False",
+                                   'setattr(torch.cuda, "is_available", lambda: False)',
+                                   'monkeypatch.setattr("torch.cuda.is_available", lambda: False)'])
+def test_a_monkeypatched_cuda_api_is_not_swapped(tmp_path, patch):
+    """Issue 19, pattern 5: the file replaces the CUDA function; the accelerator call would bypass
+    the replacement (and the patch itself must not move to torch.accelerator)."""
+    src = f"import torch\n\n{patch}\nuse = torch.cuda.is_available()\n"
+    (tmp_path / "a.py").write_text(src, encoding="utf-8")
+    run_fix(tmp_path)
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == src
+    (tmp_path / "b.py").write_text("import torch\nuse = torch.cuda.is_available()\n", encoding="utf-8")
+    run_fix(tmp_path)
+    assert "torch.accelerator.is_available()" in (tmp_path / "b.py").read_text(encoding="utf-8")

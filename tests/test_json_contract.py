@@ -21,11 +21,16 @@ TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 CORE = "LK101,LK102,LK103,LK201"
 TOP_KEYS = {"tool", "format_version", "targets", "focus", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
             "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
-            "changed_lines", "suppressed"}
+            "changed_lines", "suppressed", "components"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores", "moved"}  # moved: format 6
 FINDING_KEYS = {"rule", "name", "category", "severity", "path", "line", "column", "end_line", "end_column",
-                "message", "suggestion", "min_torch", "targets", "snippet", "context", "cell", "fix"}
+                "message", "suggestion", "min_torch", "targets", "snippet", "context", "guard", "cell", "fix", "component"}
+# format 6: the repository's parts, shipped ones first (auditor.analysis.components)
+COMPONENT_KEYS = {"name", "kind", "paths", "shipped", "findings", "features", "verdicts", "scores"}
+FEATURE_KEYS = {"name", "rule", "path", "line", "verdicts"}  # an opt-in NVIDIA-only feature
+COMPONENT_KINDS = {"package", "program", "examples", "scripts", "tests", "benchmarks", "docs", "containers", "ci",
+                   "other"}
 FIX_KEYS = {"applicability", "message", "min_torch", "reason", "edits"}
 EDIT_KEYS = {"line", "column", "end_line", "end_column", "content"}
 SUMMARY_KEYS = {"files", "files_with_findings", "findings", "errors", "suppressed", "by_category", "by_severity",
@@ -34,8 +39,11 @@ VERDICTS = {"runs", "runs-degraded", "fails", "unknown"}
 # format 5: the targets of the registry (rules/targets.toml), in report order, and the set `overall` averages
 PINNED_TARGETS = ["rocm", "tpu", "trainium", "mps", "xpu", "npu", "cpu"]
 PINNED_OVERALL = {"name": "core", "version": 1, "members": ["rocm", "tpu", "trainium", "mps", "xpu", "cpu"]}
-CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test"}
+CONTEXTS = {"guarded", "optional", "backend-module", "own-package", "redundant", "display", "test", "demo", "feature"}
 EFFECTS = {"works", "degrades", "raises"}
+# format 6: a finding's `guard`, the kinds of the guards behind its context (rules/contexts.toml, "Guard kinds")
+GUARD_KINDS = {"availability", "device", "build", "package", "env", "option", "dispatch", "fallback", "extra",
+               "integration"}
 GRADES = {"A", "B", "C", "D", "F"}
 
 
@@ -78,7 +86,7 @@ def test_top_level(repo, capsys):
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
-    assert report["format_version"] == FORMAT_VERSION == 6
+    assert report["format_version"] == FORMAT_VERSION == 8
     assert report["targets"] == list(TARGETS) == PINNED_TARGETS
     assert report["focus"] is None  # format 6: no --target, every target
     assert report["overall"] == PINNED_OVERALL  # adding a target to the registry moves no `overall` gate
@@ -199,12 +207,23 @@ def test_findings(repo, capsys):
         assert f["message"] and f["suggestion"] and f["snippet"]
         assert f["fix"] is None or _valid_fix(f["fix"])
         assert f["context"] is None or set(f["context"].split("+")) <= CONTEXTS
+        assert f["guard"] is None or (set(f["guard"].split("+")) <= GUARD_KINDS and f["context"] is not None)
     keys = [(f["path"], f["line"], f["column"], f["rule"]) for f in findings]
     assert keys == sorted(keys)
     first = next(f for f in findings if f["path"] == "pkg/a.py")
     assert first["rule"] == "LK102" and first["name"] == "cuda-method-call" and first["category"] == "device"
     assert first["line"] == first["end_line"] == 2 and first["snippet"] == "m = M().cuda()"
     assert "cuda" in first["snippet"][first["column"] - 1:first["end_column"] - 1]  # 1-based, end exclusive
+
+
+def test_finding_guard_kinds(tmp_path, capsys):
+    """format 6: `guard` names the kinds of the guards that decided a finding's context."""
+    (tmp_path / "a.py").write_text("import torch\ndef f(m, args):\n    if torch.cuda.is_available():\n"
+                                   "        m = m.cuda()\n    if args.cuda:\n        m = m.cuda()\n"
+                                   "    return m.cuda()\n", encoding="utf-8")
+    found = {f["line"]: f for f in report_of(tmp_path, capsys)["findings"] if f["rule"] == "LK102"}
+    assert found[4]["guard"] == "availability" and found[6]["guard"] == "option"
+    assert found[7]["guard"] is None and found[7]["context"] is None
 
 
 def _valid_fix(fix: dict) -> bool:
@@ -317,11 +336,31 @@ def test_finding_lines_are_exactly_what_json_dumps_gives():
     fix = Fix("display", odd, (Edit(1, 2, 1, 9, odd), Edit(3, 1, 4, 1, "")), "2.7", odd)
     findings.append(Finding("n.ipynb", 2, 1, 2, 5, "LK102", "n", "device", "major", "m", "s", {}, "2.7", "x",
                             context="guarded", cell=3, fix=fix))
-    lines = FindingLines()
+    def component(path: str) -> str | None:
+        return None if path == "p.py" else odd if path == odd else "demo"
+
+    lines = FindingLines(component)
     for finding in findings + findings:  # the second pass is served from the memo
-        expected = json.dumps(finding.to_dict(), sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
+        expected = json.dumps({**finding.to_dict(), "component": component(finding.path)}, sort_keys=True,
+                              ensure_ascii=False, separators=(", ", ": "))
         assert lines(finding) == expected
-    assert set(findings[0].to_dict()) == FINDING_KEYS
+    assert set(findings[0].to_dict()) | {"component"} == FINDING_KEYS
+
+
+def test_components(repo, capsys):
+    report = report_of(repo, capsys)
+    components = report["components"]
+    assert components and all(set(c) == COMPONENT_KEYS for c in components)
+    assert all(c["kind"] in COMPONENT_KINDS and isinstance(c["shipped"], bool) for c in components)
+    assert [c["shipped"] for c in components] == sorted((c["shipped"] for c in components), reverse=True)
+    for c in components:
+        assert set(c["verdicts"]) == set(TARGETS) and set(c["scores"]) == {*TARGETS, "overall"}
+        assert all(v["verdict"] in VERDICTS for v in c["verdicts"].values())
+        assert all(isinstance(p, str) for p in c["paths"])
+        assert all(set(f) == FEATURE_KEYS and set(f["verdicts"]) == set(TARGETS) for f in c["features"])
+    names = {c["name"] for c in components}
+    assert all(f["component"] in names for f in report["findings"])
+    assert sum(c["findings"] for c in components) == len(report["findings"])
 
 
 def test_overall_averages_the_configured_targets(repo, capsys):

@@ -291,6 +291,29 @@ def test_notebook_findings_come_back_from_the_cache(tmp_path):
     assert warm.files_cached == 1 and found(warm) == found(cold) and {f.cell for f in warm.findings} == {2, 4, 5}
 
 
+def test_notebook_shell_lines_continued_with_a_backslash_are_one_command(scan_source):
+    """`!pip install a \\` goes on on the next lines: they are the command's, not Python (they once made
+    the whole notebook a parse error); the code after it is still checked."""
+    text = notebook_example(
+        ("code", "!pip install -q torch \\\n    flash-attn \\\n  --no-build-isolation\nimport torch\nx = torch.zeros(2).cuda()\n"),
+        ("code", "%pip install \\\n   bitsandbytes\nif ok:\n    %time f(a, \\\n        b)\n    y = torch.cuda.synchronize()\n"))
+    result = scan_source({"nb.ipynb": text})
+    assert errors(result) == []
+    assert found(result) == [
+        ("nb.ipynb", 1, 2, 5, 2, 15, "LK504"),  # flash-attn, on the line it is written
+        ("nb.ipynb", 1, 5, 20, 5, 26, "LK102"),
+        ("nb.ipynb", 2, 2, 4, 2, 16, "LK507"),
+        ("nb.ipynb", 2, 6, 9, 6, 33, "LK204"),
+    ]
+
+
+def test_a_python_line_ending_in_a_backslash_stays_python(scan_source):
+    """Only a shell or magic line's backslash carries the next line with it: `x = 1 + \\` is Python's own."""
+    text = notebook_example(("code", "import torch\nx = 1 + \\\n    2\ny = torch.zeros(2).cuda()\n"))
+    result = scan_source({"nb.ipynb": text})
+    assert errors(result) == [] and [f[2] for f in found(result)] == [4]
+
+
 def test_shell_assignment_alone_counts_for_exact_names_only(scan_source):
     text = "#!/bin/sh\nCUDA_MAJOR=12\nCUDA_VISIBLE_DEVICES=0\nCUDA_CACHE_PATH=/tmp/c python x.py\n"
     assert [(f[2], f[6]) for f in found(scan_source({"env.sh": text}))] == [(3, "LK601"), (4, "LK602")]

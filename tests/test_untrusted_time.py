@@ -230,3 +230,13 @@ def test_a_thousand_configured_packages_cost_little(tmp_path, capsys):
     assert found >= {("requirements.txt", 1), ("a.py", 1)}  # the configured package and module
     assert ratio(audit(configured), audit(plain)) < 4
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("opening", ["packages=[", "find_packages("])
+def test_packaging_files_are_read_for_components_in_linear_time(tmp_path, opening):
+    """The components' reading of setup.py (as text): an opening never closed, repeated, cost a
+    scan of the rest of the file per occurrence before the spans were bounded."""
+    worst = scan_of(tmp_path, "setup.py", "import torch\n" + f"# {opening}\n" * 40_000, "worst")
+    normal = scan_of(tmp_path, "setup.py", "import torch\n" + f"# {'a' * len(opening)}\n" * 40_000, "normal")
+    worst(), normal()
+    assert ratio(worst, normal, repeat=2) < 5

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from auditor.checks.base import Rule
 
 WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAISES.value
-_PRIMARY = ("redundant", "own-package", "display", "backend-module", "optional", "guarded")
+# What makes a finding optional when no test does: an extra's dependency, an integration module.
+_OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration"}
+_PRIMARY = ("redundant", "own-package", "display", "backend-module", "feature", "optional", "guarded")
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class Applied:
     severity: str
     message: str
     suggestion: str
+    guard: str | None = None  # the kinds of the guards behind `guarded` / `optional` ("option", "build+env")
 
 
 def render(template: str, fields: dict[str, Any]) -> str | None:
@@ -59,6 +62,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     extra: dict[str, Any] = {}
     if where.test:
         names.append("test")
+    if where.demo:
+        names.append("demo")
     if where.seeder is not None:
         names.append("redundant")
         effects = dict.fromkeys(every, WORKS)
@@ -85,6 +90,9 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
                 elif falls_back:
                     effects[target] = _cap(effects[target])  # falls back to the host's backend or the default
             extra.update(_backend_fields(backend, catalogue))
+        if where.feature is not None:  # the feature still fails where it raises: its own verdict says so
+            names.append("feature")
+            extra.update(feature=where.feature, feature_line=where.feature_line, runtime=where.runtime)
         if where.optional is not None:
             names.append("optional")
             effects = {t: _cap(e) for t, e in effects.items()}
@@ -127,13 +135,24 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     values["subject"] = render(getattr(rule, "subject", "`{api}`"), values) or f"This {rule.name} tie"
     primary = next((n for n in _PRIMARY if n in names), None)
     if primary is not None:
-        key = f"{where.optional_kind}_message" if primary == "optional" and where.optional_kind != "code" else "message"
-        message = render(contexts.get(primary, {}).get(key, "{message}"), values) or message
-        suggestion = render(contexts.get(primary, {}).get("suggestion", "{suggestion}"), values) or suggestion
+        table = contexts.get(primary, {})
+        kind = f"{where.optional_kind}_" if primary == "optional" and where.optional_kind != "code" else ""
+        if primary == "optional":
+            required, required_line = where.required or ("", None)
+            values.update(required=required, required_line=required_line)
+            if where.required is not None and where.optional_kind in ("code", "import"):
+                kind = "required_"  # `if cupy is None: raise`: where the package is missing this raises, no fallback
+        message = render(table.get(f"{kind}message", "{message}"), values) or message
+        suggestion = render(table.get(f"{kind}suggestion", table.get("suggestion", "{suggestion}")), values) or suggestion
         values.update(message=message, suggestion=suggestion)
-    if "test" in names:
-        message = render(contexts.get("test", {}).get("message", "{message}"), values) or message
-    return Applied("+".join(names), effects, severity, message, suggestion)
+    for name in ("demo", "test"):  # said after the message of the primary context
+        if name in names:
+            message = render(contexts.get(name, {}).get("message", "{message}"), values) or message
+            values["message"] = message
+    kinds = set(where.kinds) if ("guarded" in names or "optional" in names) else set()
+    if "optional" in names and where.optional_kind in _OPTIONAL_KINDS:
+        kinds.add(_OPTIONAL_KINDS[where.optional_kind])
+    return Applied("+".join(names), effects, severity, message, suggestion, "+".join(sorted(kinds)) or None)
 
 
 def _severity(rule_severity: Severity, base: dict[str, str], effects: dict[str, str]) -> str:

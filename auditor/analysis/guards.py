@@ -8,12 +8,16 @@ optional package is missing (`is_flash_attn_available()` cannot hold then). `not
 combine these as Kleene logic, so `if not torch.cuda.is_available(): return` followed by code, an
 `elif` after a CUDA branch, and `torch.cuda.is_available() and torch.cuda.get_device_capability()`
 all come out right. The vocabulary (helper names, attributes, device words) is in
-rules/contexts.toml [guards]."""
+rules/contexts.toml [guards].
+
+Each judged test also says what kind of guard it is (rules/contexts.toml, "Guard kinds"):
+availability, device, build, package, env or option; a finding records the kinds of the guards
+that decided its context (JSON `guard`)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -51,6 +55,7 @@ class Truth:
     values: tuple[int, ...] = ()
     absent: int = U
     available: bool = False
+    kinds: frozenset[str] = frozenset()  # availability, device, build, package, env, option
 
     def may_hold(self, platform: str) -> bool:
         return not self.values or self.values[_index()[platform]] != F
@@ -64,18 +69,32 @@ class Truth:
         """Whether some platform cannot get here (the test says something about devices)."""
         return F in self.values
 
+    @property
+    def says(self) -> bool:
+        """Whether the test says anything at all (about a platform, or a package)."""
+        return bool(self.values) or self.absent != U
+
     def __invert__(self) -> Truth:
-        return Truth(tuple(_NOT[v] for v in self.values), _NOT[self.absent], self.available)
+        return Truth(tuple(_NOT[v] for v in self.values), _NOT[self.absent], self.available, self.kinds)
 
     def __and__(self, other: Truth) -> Truth:
+        if not self.values and not other.values:  # the common case: two unknowns (or packages)
+            return Truth((), _and(self.absent, other.absent), self.available or other.available,
+                         self.kinds | other.kinds)
         mine, theirs = _aligned(self.values, other.values)
         return Truth(tuple(_and(a, b) for a, b in zip(mine, theirs, strict=True)),
-                     _and(self.absent, other.absent), self.available or other.available)
+                     _and(self.absent, other.absent), self.available or other.available, self.kinds | other.kinds)
 
     def __or__(self, other: Truth) -> Truth:
+        if not self.values and not other.values:
+            return Truth((), _or(self.absent, other.absent), self.available or other.available,
+                         self.kinds | other.kinds)
         mine, theirs = _aligned(self.values, other.values)
         return Truth(tuple(_or(a, b) for a, b in zip(mine, theirs, strict=True)),
-                     _or(self.absent, other.absent), self.available or other.available)
+                     _or(self.absent, other.absent), self.available or other.available, self.kinds | other.kinds)
+
+    def of_kind(self, kind: str) -> Truth:
+        return Truth(self.values, self.absent, self.available, frozenset((kind,))) if self.says else self
 
 
 def _aligned(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -102,13 +121,18 @@ def _or(a: int, b: int) -> int:
 
 
 UNKNOWN = Truth()
-OPTIONAL = Truth(absent=F)
+OPTIONAL = Truth(absent=F, kinds=frozenset(("package",)))
 
 
-def on(where: frozenset[str] | set[str] | tuple[str, ...], certain: bool) -> Truth:
-    """A test that holds (certain) or may hold only on these platforms."""
+def on(where: frozenset[str] | set[str] | tuple[str, ...], certain: bool, kind: str = "availability") -> Truth:
+    """A test that holds (certain: a process-wide availability check) or may hold only on these platforms."""
     value = T if certain else U
-    return Truth(tuple(value if p in where else F for p in platforms()), available=certain)
+    return Truth(tuple(value if p in where else F for p in platforms()), available=certain, kinds=frozenset((kind,)))
+
+
+def everywhere(value: int) -> Truth:
+    """`True` (holds everywhere) or `False` / `None` (holds nowhere): a guard that is always true protects nothing."""
+    return Truth((value,) * len(platforms()))
 
 
 @dataclass(frozen=True)
@@ -128,6 +152,21 @@ class Vocabulary:
     exit_calls: frozenset[str]
     exit_raises: frozenset[str]
     fallback_catches: frozenset[str]
+    packages: dict[str, frozenset[str]] = field(default_factory=dict)  # optional package -> where it installs
+    env: dict[str, frozenset[str]] = field(default_factory=dict)  # environment variable -> where it is set
+    env_lookups: frozenset[str] = frozenset()  # os.getenv, os.environ.get, ...
+    environ: frozenset[str] = frozenset()  # os.environ
+    build_prefixes: tuple[str, ...] = ()  # qualified names that say which build this is (torch.version.*)
+    target_flag: re.Pattern | None = None  # `IS_HIP`, `use_mps`, `args.xla`: a flag named for a target
+    option_words: frozenset[str] = frozenset()  # name parts of an option about CUDA (`use_cuda_graphs`)
+    negations: frozenset[str] = frozenset()  # `no_cuda`, `disable_gpu`: the option says the opposite
+    falsy: frozenset[str] = frozenset()  # values an option compared with means "off" ("0", "false")
+    build_names: dict[str, frozenset[str]] = field(default_factory=dict)  # CUDA_HOME, ROCM_HOME, IS_HIP_EXTENSION
+
+    def build_name(self, name: str) -> frozenset[str] | None:
+        """Where a build constant imported from a build module holds (`CUDA_HOME`, `IS_HIP_EXTENSION`),
+        by its name when the import is out of reach (a function's own `import torch.utils.cpp_extension`)."""
+        return self.build_names.get(name)
 
     def device(self, text: str) -> frozenset[str] | None:
         """The platforms a device string ("cuda:0", "xpu") stands for; None when it is none."""
@@ -136,12 +175,32 @@ class Vocabulary:
             return None
         return self.words.get(match.group(1))
 
+    def package(self, name: str) -> frozenset[str] | None:
+        """Where an optional package can be installed (`triton`, `torch_xla`), from its module name;
+        None when the catalogue does not say."""
+        name = name.lower()
+        found = self.packages.get(name)
+        if found is None and name.startswith("torch_"):  # torch_xla, torch_npu, torch_neuronx: a target's own
+            word = name.removeprefix("torch_")
+            found = self.words.get(word) or self.words.get(word.rstrip("x"))
+            if found is not None and targets.SOURCE_PLATFORM in found:
+                return None
+        return found
+
 
 _VOCABULARIES: dict[int, tuple[dict, Vocabulary]] = {}
 
 
 def _vocabulary(guards: dict) -> Vocabulary:
     words = {w: frozenset(p) for w, p in guards.get("words", {}).items()}
+    options = guards.get("options", {})
+    target_words = sorted((w for w, p in words.items() if p and targets.SOURCE_PLATFORM not in p), key=len,
+                          reverse=True)
+    template = options.get("target_flag", "")
+    target_flag = re.compile(template.replace("{words}", "|".join(map(re.escape, target_words)))) \
+        if template and target_words else None
+    env = guards.get("env", {})
+    build = tuple(guards.get("build", {}).get("prefixes", ()))
     return Vocabulary(
         words=words,
         available={name: frozenset(p) for name, p in guards.get("available", {}).items()},
@@ -156,6 +215,17 @@ def _vocabulary(guards: dict) -> Vocabulary:
         exit_calls=frozenset(guards.get("exits", {}).get("calls", ())),
         exit_raises=frozenset(guards.get("exits", {}).get("raises", ())),
         fallback_catches=frozenset(guards.get("fallback", {}).get("catches", ())),
+        packages={name: frozenset(p) for name, p in guards.get("packages", {}).items()},
+        env={name: frozenset(p) for name, p in env.get("names", {}).items()},
+        env_lookups=frozenset(env.get("lookups", ())),
+        environ=frozenset(env.get("mappings", ())),
+        build_prefixes=build,
+        target_flag=target_flag,
+        option_words=frozenset(options.get("words", ())),
+        negations=frozenset(options.get("negations", ())),
+        falsy=frozenset(options.get("falsy", ())),
+        build_names={name.rsplit(".", 1)[-1]: frozenset(p) for name, p in guards.get("available", {}).items()
+                     if name.startswith(build) and name.rsplit(".", 1)[-1].isupper()},
     )
 
 
@@ -168,12 +238,23 @@ def vocabulary(catalogue: Catalogue) -> Vocabulary:
     return cached[1]
 
 
+_TOKENS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_PACKAGE_FLAG = re.compile(r"(?i)^_?(?:has|have|use|enable|is)_(\w+?)(?:_(?:available|installed|imported))?$"
+                           r"|^_?(\w+?)_(?:available|installed|imported|is_available)$")
+_CONSTANTS = frozenset({"True", "False", "None", "0", "1"})
+_TRUE = frozenset({"True", "1"})
+_ASSIGNED_LIMIT = 8  # a name assigned more often than this is not a flag worth following
+_FOLLOW_DEPTH = 3
+
+
 class Judge:
     """Judges tests in one file; names resolve through the file's imports (as at the end of the walk)."""
 
     def __init__(self, ctx: PythonContext) -> None:
         self.ctx = ctx
         self.vocab = vocabulary(ctx.catalogue)
+        self._assigned: dict[str, Truth] = {}  # a flag's name -> what its assignments say
+        self._following: set[str] = set()
         # `and`/`or` chains, judged once: each finding in a chain of n terms asks about the n terms
         # before it, which made a chain of findings quadratic (issue 20, D7)
         self._chains: dict[int, Truth] = {}
@@ -195,25 +276,106 @@ class Judge:
             return self._call(node)
         if isinstance(node, (cst.Name, cst.Attribute)):
             return self._name(node)
+        if isinstance(node, cst.Subscript):
+            return self._env(node)
         return UNKNOWN
 
     def _name(self, node: cst.Name | cst.Attribute) -> Truth:
+        if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+            return everywhere(T if node.value == "True" else F)
         qualified = self.ctx.qualify(node)
         if qualified is not None:
             platforms = self.vocab.available.get(qualified)
             if platforms is not None:
-                return on(platforms, certain=True)
+                kind = "build" if qualified.startswith(self.vocab.build_prefixes) else "availability"
+                return on(platforms, certain=True, kind=kind)
         last = node.value if isinstance(node, cst.Name) else node.attr.value
         if isinstance(node, cst.Attribute) and last in self.vocab.attributes:
-            return on(self.vocab.attributes[last], certain=False)
+            return on(self.vocab.attributes[last], certain=False, kind="device")
+        if qualified is None or qualified.startswith("self."):
+            followed = self._followed(node, last)
+            if followed.says:
+                return followed
         for pattern, platforms in self.vocab.flags:
             if pattern.fullmatch(last):
-                return on(platforms, certain=False)
-        if self.vocab.optional_flags.fullmatch(last):
-            return OPTIONAL
+                return on(platforms, certain=False, kind=_flag_kind(last))
+        built = self.vocab.build_name(last) if qualified is None or qualified.startswith("torch") else None
+        if built is not None:
+            return on(built, certain=True, kind="build")
         if isinstance(node, cst.Name) and qualified is not None and not qualified.startswith("torch"):
-            return OPTIONAL  # `if triton:` / `if flash_attn_func:`: an import tested for presence
+            # `if triton:` / `if xm is not None:` / `if flash_attn_func:`: an import tested for presence
+            return self._package(qualified.split(".", 1)[0]) or OPTIONAL
+        return self._flag(last)
+
+    def _flag(self, last: str) -> Truth:
+        """A name that is not an import: a flag for a target (`IS_HIP`, `use_mps`), an optional
+        package's (`HAS_TRITON`), or an option about CUDA (`cfg.use_cuda_graphs`, `args.no_cuda`)."""
+        vocab = self.vocab
+        match = vocab.target_flag.fullmatch(last) if vocab.target_flag is not None else None
+        if match is not None:
+            platforms = vocab.words.get(match.group("word").lower())
+            if platforms is not None:
+                return on(platforms, certain=False, kind=_flag_kind(last))
+        if vocab.optional_flags.fullmatch(last):
+            package = _PACKAGE_FLAG.fullmatch(last)
+            word = (package.group(1) or package.group(2)) if package is not None else None
+            found = self._package(word) if word else None
+            kind = "option" if last.lstrip("_").lower().startswith(("use_", "enable_")) else "package"
+            return (found or OPTIONAL).of_kind(kind)
+        tokens = [t.lower() for t in _TOKENS.findall(last)]
+        if tokens and any(t in vocab.option_words or t.startswith("cuda") for t in tokens):
+            platforms = next((vocab.words[t] for t in tokens if t in vocab.words), None) or vocab.words.get("cuda")
+            if platforms is not None:
+                truth = on(platforms, certain=False, kind="option")
+                return ~truth if tokens[0] in vocab.negations else truth
         return UNKNOWN
+
+    def _package(self, name: str) -> Truth | None:
+        """An optional package's presence where the catalogue says where it installs: `triton` may be
+        there on NVIDIA, ROCm and XPU only; a target's own (`torch_xla`) may be there only on it."""
+        platforms = self.vocab.package(name)
+        if platforms is None:
+            return None
+        truth = on(platforms, certain=False, kind="package")
+        if targets.SOURCE_PLATFORM in platforms:  # a GPU package: optional where it may be (absent: skipped)
+            return Truth(truth.values, F, False, truth.kinds)
+        return truth  # a target's own: the test picks that target, like `torch.xpu.is_available()`
+
+    def _followed(self, node: cst.Name | cst.Attribute, name: str) -> Truth:
+        """`IS_HIP = torch.version.hip is not None` then `if IS_HIP:`; `self.has_gpu = torch.cuda.is_available()`
+        then `if self.has_gpu:`: what the file assigns the flag (the walk kept it; several
+        assignments: any of them)."""
+        if isinstance(node, cst.Attribute) and not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return UNKNOWN
+        key = name if isinstance(node, cst.Name) else "self." + name
+        found = self._assigned.get(key)
+        if found is not None:
+            return found
+        if key in self._following or len(self._following) >= _FOLLOW_DEPTH:
+            return UNKNOWN
+        self._following.add(key)
+        try:
+            found = self._assignments(self.ctx.assigned.get(key, ()))
+        finally:
+            self._following.discard(key)
+        self._assigned[key] = found
+        return found
+
+    def _assignments(self, values: list[cst.BaseExpression | None] | tuple) -> Truth:
+        if not values or len(values) > _ASSIGNED_LIMIT or any(v is None for v in values):
+            return UNKNOWN  # never assigned here, a parameter or loop variable, or assigned all over
+        constants = [v.value for v in values if isinstance(v, (cst.Name, cst.Integer)) and v.value in _CONSTANTS]
+        if len(constants) == len(values) and all(c in _TRUE for c in constants):
+            return everywhere(T)  # `USE_CUDA = True` and nothing else: always true, it protects nothing
+        result: Truth | None = None
+        for value in values:
+            if isinstance(value, (cst.Name, cst.Integer)) and value.value in _CONSTANTS:
+                continue  # `HAS_TRITON = True` in a try, `= False` in its except: the flag's own pattern says more
+            truth = self.truth(value)
+            if not truth.says:
+                return UNKNOWN  # one assignment says nothing: nor does the flag
+            result = truth if result is None else result | truth
+        return result or UNKNOWN
 
     def _call(self, node: cst.Call) -> Truth:
         qualified = self.ctx.qualify(node.func)
@@ -222,10 +384,16 @@ class Judge:
             if platforms is not None:
                 return on(platforms, certain=True)
             if qualified.endswith("find_spec") or qualified == "pytest.importorskip":
-                return OPTIONAL
+                package = string_value(node.args[0].value) if node.args else None
+                return (self._package(package.split(".", 1)[0]) if package else None) or OPTIONAL
+            if qualified in self.vocab.env_lookups:
+                return self._env(node)
         name = callee_name(node)
         if name is None:
             return UNKNOWN
+        if name in ("int", "bool", "str", "strtobool", "lower", "strip") and isinstance(node.func, cst.Name) \
+                and len(node.args) == 1:
+            return self.truth(node.args[0].value)  # bool(os.environ.get("FORCE_CUDA", 0))
         if name == "startswith" and isinstance(node.func, cst.Attribute) and node.args:
             text = string_value(node.args[0].value)
             platforms = self.vocab.device(text) if text is not None else None
@@ -236,15 +404,53 @@ class Judge:
             if pattern.fullmatch(name):
                 return on(platforms, certain=True)
         if self.vocab.optional_helpers.fullmatch(name):
-            return OPTIONAL
+            package = _PACKAGE_FLAG.fullmatch(name)
+            word = (package.group(1) or package.group(2)) if package is not None else None
+            return (self._package(word) if word else None) or OPTIONAL
         return UNKNOWN
+
+    # -- the environment ------------------------------------------------------------------------------
+    def _env_name(self, node: cst.BaseExpression) -> str | None:
+        """The variable `node` reads: `os.environ.get("X")`, `os.getenv("X", d)`, `os.environ["X"]`."""
+        if isinstance(node, cst.Call) and node.args and self.ctx.qualify(node.func) in self.vocab.env_lookups:
+            return string_value(node.args[0].value)
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and self.ctx.qualify(node.value) in self.vocab.environ:
+            return string_value(node.slice[0].slice.value)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args \
+                and node.func.attr.value in ("lower", "strip", "upper"):
+            return self._env_name(node.func.value)  # os.environ.get("X", "").lower()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1 \
+                and node.func.value in ("int", "bool", "str", "strtobool"):
+            return self._env_name(node.args[0].value)
+        return None
+
+    def _env(self, node: cst.BaseExpression, name: str | None = None) -> Truth:
+        """A variable set in the environment (`"CUDA_HOME" in os.environ`, `os.getenv("FORCE_CUDA")`):
+        it may be set where its name says (rules/contexts.toml [guards.env]), and nowhere else."""
+        name = name if name is not None else self._env_name(node)
+        if not name:
+            return UNKNOWN
+        platforms = self.vocab.env.get(name)
+        negated = False
+        if platforms is None:
+            parts = name.lower().split("_")
+            negated = parts[0] in self.vocab.negations
+            for part in parts[:3]:
+                platforms = self.vocab.words.get(part)
+                if platforms is not None:
+                    break
+        if platforms is None:
+            return UNKNOWN
+        truth = on(platforms, certain=False, kind="env")
+        return ~truth if negated else truth
 
     def _device_test(self, platforms: frozenset[str]) -> Truth:
         """A value compared with a device string: it may be that device; a host ("cpu") value may
         be on any platform (CPU tensors exist everywhere)."""
         if not platforms.isdisjoint(targets.with_role("host")):
             return UNKNOWN
-        return on(platforms, certain=False)
+        return on(platforms, certain=False, kind="device")
 
     def _comparison(self, node: cst.Comparison) -> Truth:
         if len(node.comparisons) != 1:
@@ -254,10 +460,13 @@ class Judge:
         if isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
             value = self.truth(left)
             return value if isinstance(op, cst.IsNot) else ~value
+        if isinstance(op, (cst.In, cst.NotIn)) and self.ctx.qualify(right) in self.vocab.environ:
+            value = self._env(left, string_value(left) or "")  # "CUDA_HOME" in os.environ
+            return value if isinstance(op, cst.In) else ~value
         if isinstance(op, (cst.Equal, cst.NotEqual)):
             platforms = self._string_device(right) or self._string_device(left)
             if platforms is None:
-                return self._count(left, op, right)
+                return self._setting(left, op, right) or self._count(left, op, right)
             value = self._device_test(platforms)
             return value if isinstance(op, cst.Equal) else ~value
         if isinstance(op, (cst.In, cst.NotIn)):
@@ -271,6 +480,36 @@ class Judge:
             value = self._device_test(platforms)
             return value if isinstance(op, cst.In) else ~value
         return self._count(left, op, right)
+
+    def compared_devices(self, node: cst.BaseExpression) -> frozenset[str] | None:
+        """The platforms an `==` / `in` comparison with device strings picks (`device.type == "cpu"`,
+        `flag in ("cpu", "mps")`), the host's included; None for any other test."""
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+            return None
+        target = node.comparisons[0]
+        if isinstance(target.operator, cst.Equal):
+            return self._string_device(target.comparator) or self._string_device(node.left)
+        if isinstance(target.operator, cst.In) and isinstance(target.comparator, (cst.Tuple, cst.List, cst.Set)):
+            found = [self._string_device(e.value) for e in target.comparator.elements]
+            if found and all(p is not None for p in found):
+                return frozenset().union(*found)
+        return None
+
+    def _setting(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> Truth | None:
+        """`os.environ.get("FORCE_CUDA", "0") == "1"`: a variable compared with a value that is no
+        device; comparing it with an "off" value ("0", "false") says the opposite."""
+        name = self._env_name(left)
+        value = right
+        if name is None:
+            name, value = self._env_name(right), left
+        if name is None:
+            return None
+        truth = self._env(left, name)
+        text = string_value(value)
+        off = text is not None and text.strip().lower() in self.vocab.falsy
+        if isinstance(value, cst.Integer):
+            off = value.value == "0"
+        return truth if (isinstance(op, cst.Equal) != off) else ~truth
 
     def _count(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> Truth:
         """`torch.cuda.device_count() > 0` (a device exists) or `> 1` (several may)."""
@@ -334,6 +573,17 @@ class Judge:
         if not self._exits(last):
             return None
         return ~self.truth(statement.test)
+
+    def requirement(self, statement: cst.CSTNode) -> bool:
+        """`if cupy is None: raise ImportError(...)` (no else): the code after it needs the optional
+        package and raises where it is missing; there is no fallback."""
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            return False
+        body = statement.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine) and last.body:
+            last = last.body[-1]
+        return isinstance(last, cst.Raise) and not self._exits(last) and (~self.truth(statement.test)).requires_package
 
     def exits_block(self, statement: cst.If) -> bool:
         """Whether the body of an `if` always leaves the block (return, continue, break, raise)."""
@@ -410,3 +660,8 @@ class Judge:
             if parts and parts[-1] in self.vocab.fallback_catches:
                 return True
         return False
+
+
+def _flag_kind(name: str) -> str:
+    """`IS_HIP`, `is_rocm_build`: which build this is; `use_cuda`, `args.xla`: an option the user sets."""
+    return "build" if name.lstrip("_").lower().startswith("is_") else "option"

@@ -26,6 +26,7 @@ import libcst as cst
 from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
+from auditor.analysis.seeds import redundant_seeding
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.python.tree import child_nodes
@@ -58,6 +59,13 @@ class Where:
     own: str | None = None  # the project's own package it names
     backend: BackendModule | None = None
     test: bool = False
+    demo: bool = False  # in the `if __name__ == "__main__":` block of a package module
+    # `if cupy is None: raise ...` before it in its block: (the test, its line); no fallback runs
+    required: tuple[str, int | None] | None = None
+    kinds: set[str] = field(default_factory=set)  # the kinds of the guards that narrow it (guards.py)
+    feature: str | None = None  # the function an opt-in NVIDIA-only feature lives in
+    feature_line: int | None = None
+    runtime: str | None = None  # the runtime only that function imports
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -66,6 +74,28 @@ class Where:
         if integration is not None:
             where.optional, where.optional_kind = integration, "integration"
         return where
+
+
+def _is_main(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
+            or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
+        and any(string_value(s) == "__main__" for s in sides)
+
+def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
+    """The NVIDIA-only runtimes (rules/contexts.toml [feature]) a file imports, but only indented:
+    inside a function or a block, never at its top (a top-level import is the main path's)."""
+    lazy = set()
+    for name in runtimes:
+        if name not in text:
+            continue  # the common case: no regex to build
+        imports = re.findall(rf"^([ \t]*)(?:import|from)[ \t]+{re.escape(name)}\b", text, re.MULTILINE)
+        if imports and "" not in imports:
+            lazy.add(name)
+    return frozenset(lazy)
 
 
 def integration_package(path: str, text: str, contexts: dict, facts: FileFacts) -> str | None:
@@ -102,24 +132,27 @@ class Placer:
         self.display_functions = re.compile(display.get("functions", r"$^"))
         self.display_file = bool(re.search(display.get("files", r"$^"), ctx.path))
         self.integration = integration_package(ctx.path, ctx.text, table, self.facts)
+        self.lazy = lazy_runtimes(ctx.text, table.get("feature", {}).get("runtimes", ()))
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
+        self.option_calls = frozenset(table.get("guards", {}).get("options", {}).get("calls", ()))
         self.features: dict[str, tuple[str, ...]] = {
             name: tuple(words) for name, words in table.get("guards", {}).get("features", {}).items()}
         self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
         self._exits: dict[int, list[tuple[int, Truth, cst.CSTNode, bool]]] = {}
+        self._requirements: dict[int, list[tuple[int, str, int | None]]] = {}
         self._chains: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
-        self._seeds: dict[int, list[tuple[str, str, int | None]]] = {}
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
+        self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
         where = Where.of_file(self.facts, self.display_file, self.integration)
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
-        scope: cst.CSTNode | None = None
+        functions: list[cst.FunctionDef] = []  # the enclosing functions, innermost first: a feature's home
         child = node
         index = len(ancestors)
         while index > 0:
@@ -142,13 +175,17 @@ class Placer:
                     self._narrow(where, left, parent.left)
             elif kind in (cst.IndentedBlock, cst.Module):
                 self._after_exits(where, parent, child)
+                if where.required is None:
+                    self._required(where, parent, child)
             elif kind in (cst.Try, cst.TryStar) and child is parent.body and self.judge.fallback(parent):
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
+                    where.kinds.add("fallback")
             elif kind in (cst.FunctionDef, cst.ClassDef):
-                if scope is None and kind is cst.FunctionDef:
-                    scope = parent
-                self._decorated(where, parent)
+                if kind is cst.FunctionDef:
+                    functions.append(parent)
+                if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
+                    self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
                     where.display = f"in `{parent.name.value}()`, an environment report"
             elif kind is cst.Call and where.display is None and isinstance(child, cst.Arg) \
@@ -157,11 +194,59 @@ class Placer:
             elif kind is cst.Arg and where.display is None and parent.keyword is not None \
                     and parent.keyword.value in self.display_keywords:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
+            elif kind is cst.Arg and index > 0 and where.optional is None:
+                self._option_default(where, parent, ancestors[index - 1])
             child = parent
         self._own(where, node, fields)
+        if self.lazy and functions:
+            self._feature(where, functions, fields)
         if rule.name in self.seed_rules:
-            self._redundant(where, node, scope or self.ctx.module)
+            self._redundant(where, node, ancestors)
         return where
+
+    def _option_default(self, where: Where, arg: cst.Arg, call: cst.CSTNode) -> None:
+        """`parser.add_argument("--device", default="cuda")`: the value a user overrides on the command
+        line (`--device cpu`); other targets lose the default, not the program."""
+        if arg.keyword is None or arg.keyword.value != "default" or not isinstance(call, cst.Call) \
+                or callee_name(call) not in self.option_calls:
+            return
+        flags = [text for a in call.args if a.keyword is None
+                 for text in (string_value(a.value),) if text is not None and text.startswith("-")]
+        if flags:
+            where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
+            where.kinds.add("option")
+
+    def _feature(self, where: Where, functions: list[cst.FunctionDef], fields: dict[str, Any]) -> None:
+        """A use of a runtime only functions import, inside the function that imports it (or a
+        function nested in it): an opt-in feature, named for that function."""
+        api = str(fields.get("api") or fields.get("module") or "")
+        runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
+        home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
+        if home is not None:
+            where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
+
+    def _imports_in(self, scope: cst.FunctionDef, runtime: str) -> bool:
+        """Whether the function itself imports the runtime: a use of a name a module-level
+        `try: import apex` bound is that optional import's, not a feature of the function."""
+        key = (id(scope), runtime)
+        found = self._feature_imports.get(key)
+        if found is None:
+            code = self.ctx.module.code_for_node(scope.body)  # only functions using a lazy runtime
+            found = self._feature_imports[key] = re.search(
+                rf"^[ \t]*(?:import|from)[ \t]+{re.escape(runtime)}\b", code, re.MULTILINE) is not None
+        return found
+
+    def _def_line(self, scope: cst.FunctionDef) -> int | None:
+        """The line of `def name`: a function's node starts at its leading blank lines and decorators."""
+        start = self.placed.line(scope)
+        if start is None:
+            return None
+        pattern = re.compile(rf"\s*(?:async\s+)?def\s+{re.escape(scope.name.value)}\b")
+        lines = self.ctx.lines  # split once per file (the snippets use them too)
+        for number in range(start, min(len(lines), start + 200) + 1):
+            if pattern.match(lines[number - 1]):
+                return number
+        return start
 
     def _left_run(self, ancestors: tuple, index: int) -> int:
         """The index of the outermost of the `and`/`or` operations above ancestors[index] that
@@ -191,6 +276,9 @@ class Placer:
             text = self._source(test).lower()
             if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
+                where.kinds.add("option")
+        if truth.excludes or truth.requires_package:
+            where.kinds |= truth.kinds
         if where.guard is None and truth.excludes:
             where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
         if where.optional is None and truth.requires_package:
@@ -214,6 +302,10 @@ class Placer:
         return text if len(text) <= _SHORT else text[:_SHORT - 3] + "..."
 
     def _if(self, where: Where, node: cst.If, child: cst.CSTNode, ancestors: tuple, index: int) -> None:
+        if child is node.body and index > 0 and isinstance(ancestors[index - 1], cst.Module) and _is_main(node.test):
+            # A script's main block is the program itself, and so is a package's __main__.py.
+            where.demo = where.demo or (bool(self.facts.package) and not self.ctx.path.endswith("__main__.py"))
+            return
         if child is node.body:
             self._narrow(where, self.judge.truth(node.test), node.test)
         elif child is node.orelse:
@@ -234,6 +326,8 @@ class Placer:
             before, after = self._chain(ancestors[head], mine)
             where.served_before |= before
             where.covered |= after
+            if before:
+                where.kinds.add("dispatch")
             if child is node.body:
                 where.covered |= self._exit_siblings(node, ancestors, index)
 
@@ -262,7 +356,10 @@ class Placer:
             where.covered |= self._served(node.orelse)
         elif child is node.orelse:
             self._narrow(where, ~self.judge.truth(node.test), node.test, negated=True)
-            where.served_before |= self._served(node.body) | self._named(node.test)
+            before = self._served(node.body) | self._named(node.test)
+            where.served_before |= before
+            if before:
+                where.kinds.add("dispatch")
 
     def _after_exits(self, where: Where, block: cst.CSTNode, child: cst.CSTNode) -> None:
         exits = self._exits.get(id(block))
@@ -274,8 +371,22 @@ class Placer:
         if position is None:
             return
         for index, truth, test, whole in exits:
-            if whole or index < position:
+            if (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
+
+    def _required(self, where: Where, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> None:
+        found = self._requirements.get(id(block))
+        if found is None:  # once per block: every finding below it asks
+            found = self._requirements[id(block)] = [
+                (index, f"if {self._text(statement.test)}: raise", self.placed.line(statement))
+                for index, statement in enumerate(block.body)
+                if isinstance(statement, cst.If) and self.judge.requirement(statement)]
+        if not found:
+            return
+        position = next((i for i, statement in enumerate(block.body) if statement is child), None)
+        before = [(text, line) for index, text, line in found if position is not None and index < position]
+        if before:
+            where.required = before[0]
 
     def _block_exits(self, block: cst.CSTNode) -> list[tuple[int, Truth, cst.CSTNode, bool]]:
         """(index, what must hold after it, the test, applies to the whole block) per guard statement."""
@@ -296,6 +407,7 @@ class Placer:
         condition, guard, optional = self._decorations(node)
         if condition is not None:
             where.condition = where.condition & condition
+            where.kinds |= condition.kinds
         if where.guard is None and guard is not None:
             where.guard, where.guard_line = guard
         if where.optional is None and optional is not None:
@@ -357,6 +469,12 @@ class Placer:
                 continue
             if isinstance(node, cst.BooleanOperation):
                 stack.extend((node.left, node.right))
+                continue
+            devices = self.judge.compared_devices(node)
+            if devices is not None:  # `flag in ("cpu", "mps")`: a CPU value is a device chosen too
+                cuda = targets.SOURCE_PLATFORM in devices
+                named.update(t for t in targets.names()
+                             if t in devices and not (cuda and targets.has_role(t, "accepts-cuda-calls")))
                 continue
             truth = self.judge.truth(node)
             if truth.excludes:  # a "cuda" test takes ROCm too, but names no other backend for it
@@ -435,30 +553,18 @@ class Placer:
             where.own = next(iter(tops))
 
     # -- redundant seeding -----------------------------------------------------------------------------------
-    def _redundant(self, where: Where, node: cst.CSTNode, scope: cst.CSTNode) -> None:
-        if not isinstance(node, cst.Call) or not node.args:
+    def _redundant(self, where: Where, node: cst.CSTNode, ancestors: tuple) -> None:
+        """`torch.cuda.manual_seed_all(s)` beside a seeding of every device with the same value
+        (auditor/analysis/seeds.py: the judgement F22's deletion shares)."""
+        if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None:
             return
-        seed = " ".join(self.ctx.module.code_for_node(node.args[0].value).split())
-        for seeder, other, line in self._scope_seeds(scope):
-            if other == seed:
-                where.seeder = (seeder, seed, line)
-                return
-
-    def _scope_seeds(self, scope: cst.CSTNode) -> list[tuple[str, str, int | None]]:
-        found = self._seeds.get(id(scope))
+        if len(ancestors) < 3 or not isinstance(ancestors[-1], cst.Expr):
+            return
+        statement, block = ancestors[-2], ancestors[-3]
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 \
+                or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return
+        found = redundant_seeding(statement, block.body, node.args[0].value, self.ctx.qualify, self.seeders,
+                                  self.ctx.module.code_for_node)
         if found is not None:
-            return found
-        found = []
-        stack = list(child_nodes(scope))
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue  # another scope
-            if isinstance(node, cst.Call) and node.args:
-                qualified = self.ctx.qualify(node.func)
-                if qualified in self.seeders:
-                    seed = " ".join(self.ctx.module.code_for_node(node.args[0].value).split())
-                    found.append((qualified, seed, self.placed.line(node)))
-            stack.extend(child_nodes(node))
-        self._seeds[id(scope)] = found
-        return found
+            where.seeder = (found.seeder, found.seed, self.placed.line(found.statement))

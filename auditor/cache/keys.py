@@ -13,7 +13,7 @@ import sys
 from auditor import __version__
 from auditor.catalogue import catalogue_fingerprint
 
-FORMAT = 5  # 5: a fix keeps the reason it is only shown
+FORMAT = 6  # 5: a fix keeps the reason it is only shown; 6: a finding keeps its guard kinds
 
 
 def digest(data: bytes) -> str:

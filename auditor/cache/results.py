@@ -47,9 +47,10 @@ _ENTRY_LENGTH = 8
 
 
 _TARGETS = 10  # in a finding row: an index into the cache's table of per-target effects
-_TEXTS = (4, 5, 6, 7, 8, 9, 11, 13)  # rule, name, category, severity, message, suggestion, min_torch, context
+_TEXTS = (4, 5, 6, 7, 8, 9, 11, 13, 16)  # rule, name, category, severity, message, suggestion, min_torch, context, guard
 _FIX = 15  # in a finding row: None, or (applicability, message, min_torch, reason, ((line, column, end_line, end_column, content), ...))
-_ROW_LENGTH = 16
+_GUARD = 16  # the kinds of the guards behind the context
+_ROW_LENGTH = 17
 _FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 _NOT_CACHED = frozenset({"internal", "crash", "timeout"})
 _NOTHING = FileResult("")  # the cached result of the many files without findings or errors; never mutated
@@ -152,7 +153,7 @@ class Cache:
         row = [finding.line, finding.column, finding.end_line, finding.end_column, finding.rule, finding.name,
                finding.category, finding.severity, finding.message, finding.suggestion,
                self._target_slot(finding.targets), finding.min_torch, finding.snippet, finding.context, finding.cell,
-               _fix_row(finding.fix)]
+               _fix_row(finding.fix), finding.guard]
         texts = self._texts
         for index in _TEXTS:
             row[index] = texts.setdefault(row[index], row[index])
@@ -163,7 +164,8 @@ class Cache:
         # one call is ~4x faster than its __init__ (one object.__setattr__ per field).
         finding = object.__new__(Finding)
         finding.__dict__.update(zip(_FINDING_FIELDS, (path, *row[:_TARGETS], self.targets[row[_TARGETS]],
-                                                      *row[_TARGETS + 1:_FIX], _fix_from_row(row[_FIX])), strict=True))
+                                                      *row[_TARGETS + 1:_FIX], _fix_from_row(row[_FIX]), row[_GUARD]),
+                                                  strict=True))
         return finding
 
     def _result(self, display: str, entry: list) -> FileResult:

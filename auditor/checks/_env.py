@@ -133,6 +133,21 @@ class EnvVarRule(Rule):
             self._check(node, string_value(node), ctx, exact_only)
         elif isinstance(node, cst.ConcatenatedString):
             self._check(node, string_value(node), ctx, exact_only)
+        elif isinstance(node, cst.Name):
+            self._check(node, self._followed(node.value, ctx), ctx, exact_only)
+
+    def _followed(self, name: str, ctx: PythonContext) -> str | None:
+        """`key, value = "NCCL_DEBUG", "INFO"` then `os.environ[key] = value`: the one string the file
+        assigns the name (so far in the walk). A name the assignment itself reports (`NCCL_ENV_VAR =
+        "..."`, `NCCL_DEBUG = "NCCL_DEBUG"`) is left to it."""
+        values = ctx.assigned.get(name)
+        if not values or len(values) != 1 or not isinstance(values[0], (cst.SimpleString, cst.ConcatenatedString)):
+            return None
+        text = string_value(values[0])
+        pattern = ctx.catalogue.table("env").get("env_contexts", {}).get("env_target_pattern", "env|var")
+        if text is None or name.strip("_") == text or re.search(pattern, name, re.IGNORECASE):
+            return None
+        return text
 
     @shared_visit
     def visit_Subscript(self, node: cst.Subscript, ctx: PythonContext) -> None:

@@ -46,6 +46,13 @@ class CudaAvailabilityCheck(ApiRule):
                 line=2, fix_class="display", fixed=UNCHANGED),
         Invalid("import torch\nif torch.cuda.is_available():\n    from executorch.backends.cuda import CudaBackend\n",
                 line=2, fixed=UNCHANGED),
+        # Left alone: a stated CUDA requirement (an assertion's message, a skip's reason) is not a device choice.
+        Invalid('import torch\nassert torch.cuda.is_available(), "this benchmark requires CUDA"\n', line=2,
+                fix_class="display", fixed=UNCHANGED),
+        Invalid('import pytest\nimport torch\n\n@pytest.mark.skipif(not torch.cuda.is_available(), reason="requires CUDA")\n'
+                "def test_a():\n    pass\n", line=4, fixed=UNCHANGED),
+        Invalid('import torch\nassert torch.cuda.is_available(), "needs a GPU"\n', line=2,
+                fixed='import torch\nassert torch.accelerator.is_available(), "needs a GPU"\n'),
         # The branch's own torch.cuda calls are findings of their own: they do not hold the check back.
         Invalid("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n", line=2,
                 fixed="import torch\nif torch.accelerator.is_available():\n    torch.cuda.empty_cache()\n"),

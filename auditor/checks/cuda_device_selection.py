@@ -42,6 +42,12 @@ class CudaDeviceSelection(CudaApiRule):
                 fixed="import torch\ntorch.accelerator.set_device_index(local_rank)\n"
                       "idx = torch.accelerator.current_device_index()\nwith torch.accelerator.device_index(1):\n    pass\n"),
         # Left alone: device_index takes an int or None only; device_of has no counterpart.
+        Invalid('import torch\ngpu = torch.device("cuda", 1)\nwith torch.cuda.device(gpu):\n    pass\n', line=3,
+                fixed=UNCHANGED),
+        Invalid("import torch\n\ndef run(gpu: torch.device):\n    with torch.cuda.device(gpu):\n        pass\n", line=4,
+                fixed=UNCHANGED),
+        Invalid("import torch\n\ndef run(x):\n    gpu = x.device\n    with torch.cuda.device(gpu):\n        pass\n", line=5,
+                fixed=UNCHANGED),
         Invalid("import torch\nwith torch.cuda.device(dev):\n    pass\nwith torch.cuda.device_of(x):\n    pass\n", line=2,
                 fixed=UNCHANGED),
     ]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Rule, Valid
@@ -57,6 +59,10 @@ class CudaMethodCall(Rule):
                 "def place(m):\n    return m.cuda()\n", line=6,
                 fixed="from .utils import is_torch_available\nif is_torch_available():\n    import torch\n\n"
                       "def place(m):\n    return m.to(torch.accelerator.current_accelerator())\n"),
+        # Left alone: a storage's `.cuda()`; any `.cuda()` in a file whose class defines its own `cuda()`.
+        Invalid("import torch\ns = t.untyped_storage().cuda()\n", line=2, fixed=UNCHANGED),
+        Invalid("import torch\n\nclass Batch:\n    def cuda(self):\n        self.x = self.x.cuda()\n        return self\n\n"
+                "b = Batch().cuda()\n", line=8, fixed=UNCHANGED),
         # Left alone: `torch` imported only for type checkers does not exist when the code runs.
         Invalid("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n\ndef place(m):\n"
                 "    return m.cuda()\n", line=6, fixed=UNCHANGED),
@@ -77,12 +83,37 @@ class CudaMethodCall(Rule):
         if not isinstance(call, cst.Call) or any(a.keyword is None or a.keyword.value not in _KEPT_KEYWORDS
                                                  for a in call.args):
             return None  # .cuda(0), .cuda(device=1), .cuda(*a): the index needs the device type split
+        held = _not_tensor_cuda(call, rewriter)
+        if held is not None:
+            return FixPlan.held(f"not rewritten: {held}", "F23")
         device = rewriter.name_for("torch.accelerator.current_accelerator")
         if device is None:
             return None
         text, imports = device
         edits = [rewriter.replace(report.node, "to"), *imports, rewriter.prepend_args(call, text + "()")]
         return FixPlan("unsafe", f"Replace with `.to({text}())`", edits, "2.7", gated=True, fix_id="F23")
+
+
+_OWN_CUDA = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+cuda[ \t]*\(", re.MULTILINE)
+
+
+def _not_tensor_cuda(call: cst.Call, rewriter: Rewriter) -> str | None:
+    """Why this `.cuda()` may not be Tensor.cuda / Module.cuda, whose `.to(device)` it becomes: a
+    storage's `.cuda()`, or a class in this file defining its own `cuda()` (a batch object, a module
+    overriding it), which `.to(...)` would not call."""
+    func = call.func
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        methods = rewriter.ctx.catalogue.table("device").get("not_tensor_methods", ())
+        if receiver.func.attr.value in methods:
+            return f"`.{receiver.func.attr.value}()` returns a storage, whose `.cuda()` has no `.to(device)` equivalent"
+    state = rewriter.ctx.state
+    if "LK102:own-cuda" not in state:
+        state["LK102:own-cuda"] = _OWN_CUDA.search(rewriter.ctx.text) is not None
+    if state["LK102:own-cuda"]:
+        return ("a class in this file defines its own `cuda()`; `.to(...)` would not call it (the receiver may be "
+                "an instance of it)")
+    return None
 
 
 def _delegates(receiver: cst.BaseExpression, ctx: PythonContext) -> bool:

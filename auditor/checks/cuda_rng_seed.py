@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import libcst as cst
-
+from auditor.analysis.seeds import redundant_seeding
 from auditor.checks._cuda_api import CudaApiRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.fix.plan import FixPlan, Reported, Rewriter
 from auditor.model import Category, Severity
 
-_SEEDERS = ("torch.manual_seed", "torch.random.manual_seed")
 _CUDA_SEEDERS = ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.random.manual_seed",
                  "torch.cuda.random.manual_seed_all")
 
@@ -41,39 +39,47 @@ class CudaRngSeed(CudaApiRule):
         Invalid("import torch\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n    torch.cuda.manual_seed_all(seed)\n"
                 "    return seed\n", line=5, fix_class="safe",
                 fixed="import torch\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n    return seed\n"),
+        Invalid("import random\nimport torch\n\ndef seed_all(seed):\n    random.seed(seed)\n    torch.manual_seed(seed)\n"
+                "    torch.backends.cudnn.deterministic = True\n    torch.cuda.manual_seed_all(seed)\n", line=8,
+                fixed="import random\nimport torch\n\ndef seed_all(seed):\n    random.seed(seed)\n    torch.manual_seed(seed)\n"
+                      "    torch.backends.cudnn.deterministic = True\n"),
         # Left alone: another seed, or torch.manual_seed in another block (switching reseeds the CPU).
         Invalid("import torch\ntorch.manual_seed(0)\ntorch.cuda.manual_seed_all(1)\n", line=3, fixed=UNCHANGED),
         Invalid("import torch\nif cpu:\n    torch.manual_seed(s)\ntorch.cuda.manual_seed(s)\n", line=4, fixed=UNCHANGED),
+        # ... the seed reassigned in between, a seed with a side effect, random numbers drawn in between.
+        Invalid("import torch\ntorch.manual_seed(seed)\nseed = seed + rank\ntorch.cuda.manual_seed_all(seed)\n", line=4,
+                fixed=UNCHANGED),
+        Invalid("import torch\ntorch.manual_seed(next(it))\ntorch.cuda.manual_seed_all(next(it))\n", line=3,
+                fixed=UNCHANGED),
+        Invalid('import torch\ntorch.manual_seed(s)\nx = torch.randn(3, device="cuda")\ntorch.cuda.manual_seed_all(s)\n',
+                line=4, fixed=UNCHANGED),
     ]
 
     FIXES = (FixSpec("F22", "safe", "delete `torch.cuda.manual_seed(_all)(s)` when the same block also calls "
                      "`torch.manual_seed(s)` with the same `s` (which already seeds every CUDA device)"),)
 
     def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
-        """Only the redundant call goes; a CUDA seed without `torch.manual_seed` stays a suggestion:
-        switching to it would also reseed the CPU generator and change the random streams."""
+        """Only the redundant call goes (auditor/analysis/seeds.py, the judgement the `redundant`
+        context shares); a CUDA seed without such a seeding stays a suggestion: switching to
+        `torch.manual_seed` would also reseed the CPU generator and change the random streams."""
         ref = report.ref
         call = ref.call if ref is not None else None
-        if call is None or ref.qualified not in _CUDA_SEEDERS or len(call.args) != 1 or call.args[0].keyword:
+        if call is None or ref.qualified not in _CUDA_SEEDERS:
             return None
+        if len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+            return FixPlan.held("not removed: it does not take one plain seed argument", "F22")
         statement = rewriter.lone_statement(call)
         block = rewriter.parent(statement) if statement is not None else None
         if statement is None or block is None:
-            return None
-        seed = rewriter.code(call.args[0].value)
-        for other in block.body:
-            if other is not statement and _seeds_all(other, seed, rewriter):
-                return FixPlan("safe", f"Remove: `torch.manual_seed({seed})` in the same block already seeds "
-                                       "every CUDA device", [rewriter.delete_statement(statement)], None, fix_id="F22")
-        return None
-
-
-def _seeds_all(statement: cst.CSTNode, seed: str, rewriter: Rewriter) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        call = small.value if isinstance(small, cst.Expr) else None
-        if (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None
-                and rewriter.ctx.qualify(call.func) in _SEEDERS and rewriter.code(call.args[0].value) == seed):
-            return True
-    return False
+            return FixPlan.held("not removed: it is not a statement of its own (a one-line `if`, a lambda, an "
+                                "expression)", "F22")
+        seeders = frozenset(rewriter.ctx.catalogue.table("contexts").get("redundant", {}).get("seeders", ()))
+        found = redundant_seeding(statement, block.body, call.args[0].value, rewriter.ctx.qualify, seeders,
+                                  rewriter.code)
+        if found is None:
+            return FixPlan.held("not removed: no seeding of every device with the same value stands beside it in "
+                                "this block (another seed, a seed computed or reassigned in between, random numbers "
+                                "drawn in between); switching it to `torch.manual_seed` would also reseed the CPU",
+                                "F22")
+        return FixPlan("safe", f"Remove: `{found.seeder}({found.seed})` beside it already seeds every CUDA device",
+                       [rewriter.delete_statement(statement)], None, fix_id="F22")

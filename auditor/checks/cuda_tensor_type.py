@@ -48,9 +48,10 @@ class CudaTensorType(CudaApiRule):
         Invalid("from torch.cuda import FloatTensor\nx = FloatTensor(2, 2)\n", line=2),
         Invalid("import torch\ntorch.set_default_tensor_type('torch.cuda.FloatTensor')\n", line=2),
         Invalid('x = x.type("torch.cuda.HalfTensor")\n', line=1),
-        # Fix (F24): the documented replacement; the device stays CUDA until chosen centrally.
+        # Fix (F24, unsafe): the documented replacement, which differs in threads and for `torch.Tensor(...)`;
+        # the device stays CUDA until chosen centrally.
         Invalid("import torch\n\nif fp16:\n    torch.set_default_tensor_type(torch.cuda.HalfTensor)\n", line=4,
-                fix_class="safe",
+                fix_class="unsafe",
                 fixed='import torch\n\nif fp16:\n    torch.set_default_device("cuda")\n'
                       "    torch.set_default_dtype(torch.float16)\n"),
         Invalid("import torch\ntorch.set_default_tensor_type(torch.cuda.LongTensor)\n", line=2, fixed=UNCHANGED),
@@ -72,9 +73,11 @@ class CudaTensorType(CudaApiRule):
         return ("`t.to(dev, dtype)`; for the default: `torch.set_default_device(dev)` + "
                 "`torch.set_default_dtype(...)`")
 
-    FIXES = (FixSpec("F24", "safe", "`torch.set_default_tensor_type(torch.cuda.FloatTensor)` -> "
+    FIXES = (FixSpec("F24", "unsafe", "`torch.set_default_tensor_type(torch.cuda.FloatTensor)` -> "
                      '`torch.set_default_device("cuda")` + `torch.set_default_dtype(torch.float32)` (the documented '
-                     "replacement; the device is still CUDA: choose it centrally next)", "2.1"),)
+                     "replacement, not an equivalent one: the default device holds for the calling thread only and "
+                     "the legacy constructor `torch.Tensor(...)` ignores it; the device is still CUDA: choose it "
+                     "centrally next)", "2.1"),)
 
     def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         ref = report.ref
@@ -98,5 +101,6 @@ class CudaTensorType(CudaApiRule):
         imports = {e.content: e for e in [*device[1], *default_dtype[1], *torch_dtype[1]]}
         # the call becomes two statements, the second on its own line at the call's indentation
         both = NodeEdit(Pos(call, "start"), Pos(call, "end"), lambda indent: f"{first}{newline}{indent}{second}")
-        return FixPlan("safe", f"Replace with `{first}` and `{second}`", [both, *imports.values()], "2.1",
+        return FixPlan("unsafe", f"Replace with `{first}` and `{second}` (the default device holds for this thread "
+                                 "only, and `torch.Tensor(...)` ignores it)", [both, *imports.values()], "2.1",
                        fix_id="F24")

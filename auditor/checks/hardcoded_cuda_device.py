@@ -84,6 +84,11 @@ class HardcodedCudaDevice(ValueFlowRule):
                 fixed='from torch.distributed.device_mesh import init_device_mesh\nimport torch\n'
                       'mesh = init_device_mesh((torch.accelerator.current_accelerator() or torch.device("cpu")).type, (8,))\n'),
         Invalid('import torch\nmodel.to("cuda")\nt = t.pin_memory("cuda:1")\n', line=2, fixed=UNCHANGED),
+        # ... `pin_memory_device=` of a callee that is not torch's DataLoader: the project's own parameter.
+        Invalid('from .data import make_loader\nloader = make_loader(ds, pin_memory_device="cuda")\n', line=2,
+                fixed=UNCHANGED),
+        Invalid('import torch\nclass Loader(torch.utils.data.DataLoader):\n    pass\n'
+                'loader = Loader(ds, pin_memory_device="cuda")\n', line=4, fixed=UNCHANGED),
         # requirements: the code fails unless the device is CUDA
         Invalid('assert self.qweight.device.type == "cuda"\n', line=1),
         Invalid('if x.device.type != "cuda":\n    raise ValueError("needs a CUDA tensor")\n', line=1),
@@ -186,6 +191,10 @@ class HardcodedCudaDevice(ValueFlowRule):
             return None
         keyword_name = arg.keyword.value if arg.keyword is not None else None
         if keyword_name == "pin_memory_device":
+            owners = rewriter.ctx.catalogue.table("device").get("pin_memory_owners", ())
+            if rewriter.ctx.qualify(call.func) not in owners:
+                return FixPlan.held("not removed: the callee is not torch's DataLoader (a function or subclass of "
+                                    "the project's own may mean something else by `pin_memory_device=`)", "F07")
             return FixPlan("safe", "Remove `pin_memory_device=`: pinning follows the current accelerator",
                            [rewriter.remove_arg(call, arg)], "2.7", fix_id="F07")
         method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None

@@ -30,8 +30,11 @@ class VendorCudaApi(Rule):
     category = Category.CUDA_API
     severity = Severity.MAJOR
     subject = "`{api}`"
-    message = ("`{api}` is another library's CUDA- or NCCL-specific API (its name says so): expect it to raise "
-               "without CUDA, as torch.cuda does (ROCm maps CUDA and NCCL).")
+    # Not "another library's": a flat repository's own module (`from cuda_graphs import CudaGraphRunner`)
+    # is not among the project's packages, so the message claims only what the name says.
+    message = ("`{api}` is CUDA- or NCCL-specific by its name (an API outside torch.cuda, whether this project's "
+               "own module or another library's): expect it to raise without CUDA, as torch.cuda does (ROCm maps "
+               "CUDA and NCCL).")
     suggestion = ("Look for the library's device-neutral entry point (or its per-backend dispatch, e.g. "
                   "`get_accelerator()` in DeepSpeed, `current_platform` in vLLM) and keep this call behind a CUDA "
                   "check where there is none.")

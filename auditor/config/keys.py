@@ -360,6 +360,35 @@ def _catalogue(reader: Reader, key: Key) -> dict[str, Any] | None:
     return out
 
 
+def _components(reader: Reader, key: Key) -> dict[str, Any] | None:
+    """`[components]`: name = {paths = [globs], kind = "package"}, or name = [globs] (a package).
+    Globs are relative to the scanned folder; a glob naming a folder holds what is inside it."""
+    table = reader.table.get("components")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise reader.fail("components", 'must be a table of name = {paths = ["glob", ...], kind = "..."}')
+    # the component kinds (rules/components.toml): only a configuration that names components reads them
+    from auditor.analysis.components import kinds
+
+    valid = kinds()
+    out = []
+    for name, value in table.items():
+        sub = Reader(value if isinstance(value, dict) else {"paths": value}, f"{reader.where} components.{name}")
+        unknown = [k for k in sub.table if k not in ("paths", "kind")]
+        if unknown:
+            raise sub.fail(unknown[0], f"is not a component key{nearest(unknown[0], ['paths', 'kind'])}; "
+                                       "valid: paths, kind")
+        globs = sub.strings("paths")
+        if not globs:
+            raise sub.fail("paths", "must name at least one glob")
+        kind = (sub.text("kind") or "package").strip().lower()
+        if kind not in valid:
+            raise sub.fail("kind", f"names unknown kind {kind!r}{nearest(kind, valid)}; choose from {', '.join(valid)}")
+        out.append((str(name), kind, tuple(g.strip() for g in globs)))
+    return {"components": tuple(out)}
+
+
 def _entries(value: Any, key: str, reader: Reader, kind: type) -> tuple:
     """A list of names, or of tables {name = ..., rule = ..., ...} with the entry's fields."""
     if value is None:
@@ -511,6 +540,9 @@ KEYS: tuple[Key, ...] = (
     Key("targets", TARGET_HELP.format(choices="or a target"),
         field="targets", type=_TUPLE, default=("overall",), file=_targets,
         flags=("--target", "-t"), option=list[str] | None, panel=GATES, cli=_cli_targets, shown_help=_target_help),
+    Key("components", "Components named by the user: name = {paths = [globs], kind = \"package\"} (checked before "
+        "the layout's own).",
+        field="components", type=tuple[tuple[str, str, _TUPLE], ...], default=(), file=_components),
     Key("overall-targets", "The targets the overall score averages (default: the catalogue's named, versioned set).",
         field="overall_targets", type=_TUPLE, default=(), file=_overall_targets),
     Key("fail-on", "Exit 1 when a reported finding of this severity or worse exists: blocker, major, minor, info "

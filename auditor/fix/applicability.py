@@ -24,7 +24,7 @@ def fix_counts(findings: list) -> Counter:
     counts: Counter = Counter()
     for finding in findings:
         fix = finding.fix
-        if fix is None or not fix.edits:
+        if fix is None or not (fix.edits or fix.reason):
             continue
         if fix.applicability == "display":
             counts["held" if fix.reason else "shown"] += 1

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from auditor.fix.applicability import fixable
 from auditor.fix.edits import apply_edits, select
 from auditor.fix.imports import name_uses, remove_unused
+from auditor.fix.reexports import ReExports
 from auditor.model import FileError, Finding
 from auditor.pipeline.runtime import Runtime, catalogue_for
 from auditor.python import scan as python_scan
@@ -39,6 +40,8 @@ from auditor.sandbox.deep import run_deep
 from auditor.sandbox.safe_files import TreeFile, WriteRefused
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import libcst as cst
 
     from auditor.discover.files import SourceFile
@@ -66,6 +69,8 @@ class FileFix:
     rounds: int = 0
     error: FileError | None = None  # a round reverted, a write refused, a file not readable
     written: bool = False
+    # The names other modules of the project import from this one: imports the fixes left unused stay.
+    exported: Callable[[], frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
@@ -110,6 +115,7 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
                           root=result.scan_root or result.root)
     sources = {source.display: source for source in result.files}
+    reexports = ReExports(((s.path, s.display) for s in result.files if s.kind in PYTHON_KINDS), max_bytes)
     with unvalidated_parsing():  # the checks parse as the scan does; validation happens in _validate
         for path in wanted:
             source = sources.get(path)
@@ -120,16 +126,20 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
                     path, "fix", "not fixed: the file is a symlink (audit never writes through links)")))
                 continue
             try:
-                run.files.append(fix_file(runtime, source, result.scan_root or result.root, unsafe, write, max_bytes))
+                run.files.append(fix_file(runtime, source, result.scan_root or result.root, unsafe, write, max_bytes,
+                                          reexports))
             except Exception as exc:  # a bug must not stop the other files from being fixed
                 run.files.append(FileFix(path, error=FileError(
                     path, "fix", f"not fixed: internal error ({type(exc).__name__}: {exc}); please report it")))
     return run
 
 
-def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int) -> FileFix:
+def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int,
+             reexports: ReExports | None = None) -> FileFix:
     """Fix one file, read and written through its folder's descriptor (auditor/sandbox/safe_files.py)."""
     outcome = FileFix(source.display)
+    if reexports is not None:
+        outcome.exported = lambda: reexports.imported_from(source.display)
     try:
         with TreeFile(source.path, root) as tree_file:
             data = tree_file.read(max_bytes)
@@ -205,7 +215,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         try:
             with _validated():
                 new_module = cst.parse_module(new)
-                cleaned = remove_unused(name_uses(module), new_module, new)
+                cleaned = remove_unused(name_uses(module), new_module, new, outcome.exported)
                 if cleaned != new:
                     new, new_module = cleaned, cst.parse_module(cleaned)
         except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:

@@ -6,7 +6,7 @@ costs nothing more than before."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from auditor.fix.plan import FixPlan, Placer, PlannedFix, Reported, Rewriter, anchor_nodes
@@ -35,9 +35,50 @@ class Plans:
         fixes = []
         for plan in plans:
             fix = placer.fix(plan)
-            if fix is not None and fix.edits:
+            if fix is not None and (fix.edits or fix.reason):  # no edits: a reason why it is not fixed
                 fixes.append((fix, plan.gated))
         return PlannedFix(fixes, import_only)
+
+
+_QUOTES = ('"', "'")
+
+
+def fit_quotes(plan: FixPlan, rewriter: Rewriter) -> FixPlan:
+    """Text inserted inside an f-string's replacement field must not reuse its quotes (nor hold a
+    backslash): only Python 3.12 accepts that, whatever the interpreter running this tool takes.
+    `"cuda"` written into `f"{...}"` becomes `'cuda'`; where no quote is free the fix is held."""
+    if not plan.edits or "{" not in rewriter.ctx.text:
+        return plan
+    edits = []
+    for edit in plan.edits:
+        used = _enclosing_quotes(edit.start.node, rewriter)
+        content = edit.content
+        if used and isinstance(content, str):
+            if "\\" in content:
+                return FixPlan.held("not rewritten: the rewrite would put a backslash inside an f-string "
+                                    "(valid only on Python 3.12+)", plan.fix_id)
+            clashing = [q for q in _QUOTES if q in content and q in used]
+            if clashing:
+                free = [q for q in _QUOTES if q not in used and q not in content]
+                if len(clashing) > 1 or not free:
+                    return FixPlan.held("not rewritten: the rewrite would nest the quotes of the f-string around it "
+                                        "(valid only on Python 3.12+)", plan.fix_id)
+                content = content.replace(clashing[0], free[0])
+        edits.append(replace(edit, content=content))
+    return replace(plan, edits=edits)
+
+
+def _enclosing_quotes(node: cst.CSTNode | None, rewriter: Rewriter) -> set[str]:
+    """The quote characters of every f-string around `node`."""
+    import libcst as cst
+
+    quotes: set[str] = set()
+    current = rewriter.parent(node) if node is not None else None
+    while current is not None:
+        if isinstance(current, cst.FormattedString):
+            quotes.add(current.quote[0])
+        current = rewriter.parent(current)
+    return quotes
 
 
 def plan_fixes(ctx: PythonContext, hidden: frozenset[str] = frozenset()) -> Plans:
@@ -59,6 +100,7 @@ def plan_fixes(ctx: PythonContext, hidden: frozenset[str] = frozenset()) -> Plan
                                       f"{type(exc).__name__}: {exc}")
                 result = None
             found = [result] if isinstance(result, FixPlan) else list(result or ())
+            found = [fit_quotes(plan, rewriter) for plan in found]
         if found or import_only:
             plans.by_report[number] = (found, import_only)
             plans.anchors.extend(anchor_nodes(found))

@@ -9,6 +9,7 @@ removed: only what the fixes made unused goes, the rest of the statement keeps i
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -55,14 +56,17 @@ def _string_words(module: cst.Module) -> set[str]:
     return words
 
 
-def remove_unused(before: Counter[str], module: cst.Module, text: str) -> str:
+def remove_unused(before: Counter[str], module: cst.Module, text: str,
+                  exported: Callable[[], frozenset[str]] | None = None) -> str:
     """`text` (whose tree is `module`) without the torch imports whose names `before` used and
-    the module no longer does."""
+    the module no longer does, nor other modules import from it (`exported`: auditor/fix/reexports.py)."""
     after = name_uses(module)
     gone = {name for name, count in before.items() if count and not after.get(name)}
     if not gone:
         return text
     gone -= _string_words(module)
+    if gone and exported is not None:
+        gone -= exported()
     if not gone:
         return text
     targets: list[tuple[cst.CSTNode, cst.CSTNode, cst.BaseSmallStatement, set[str]]] = []

@@ -24,7 +24,7 @@ import libcst as cst
 from auditor.model import Edit, Fix
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.positions import LineIndex
-from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
+from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, descendants, kind_of
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
@@ -61,6 +61,12 @@ class FixPlan:
     gated: bool = False  # a swap that makes other accelerators selectable: needs a CUDA-clean file (5.5)
     fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
     reason: str | None = None  # with `display`: why this rewrite is only shown
+
+    @classmethod
+    def held(cls, reason: str, fix_id: str = "") -> FixPlan:
+        """No rewrite for this finding, and why (every suggestion that is not applied says so): a
+        `display` fix without edits, shown as "not fixed: <reason>"."""
+        return cls("display", "", [], None, False, fix_id, reason)
 
 
 @dataclass
@@ -125,6 +131,14 @@ class Rewriter:
             self._parents = self._map_parents()
         return self._parents.get(id(node))
 
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement holding `node`: the small statement (`x = ...`) or, for a class's base or a
+        compound statement's header, the compound statement."""
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            current = self.parent(current)
+        return current
+
     def decider(self, node: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode | None]:
         """(the node's outermost enclosing expression, the If, IfExp, While or statement right above
         it). Every node climbed through shares the answer: in an `and` chain of n findings, each
@@ -144,6 +158,27 @@ class Rewriter:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def device_names(self) -> frozenset[str]:
+        """Names this file binds to a device object, so that an int-looking name (`gpu`) is not
+        taken for an index: `gpu = torch.device(...)`, `gpu = x.device`, `gpu: torch.device`, a
+        parameter annotated `torch.device`."""
+        found = self.ctx.state.get("fix:device-names")
+        if found is None:
+            names: set[str] = set()
+            for node in descendants(self.module):
+                if isinstance(node, cst.Assign) and _device_valued(node.value, self.ctx.qualify):
+                    names.update(n.target.value for n in node.targets if isinstance(n.target, cst.Name))
+                elif isinstance(node, (cst.AnnAssign, cst.Param)):
+                    target = node.target if isinstance(node, cst.AnnAssign) else node.name
+                    annotation = node.annotation.annotation if node.annotation is not None else None
+                    value = node.value if isinstance(node, cst.AnnAssign) else node.default
+                    if isinstance(target, cst.Name) and (
+                            (annotation is not None and "device" in self.code(annotation))
+                            or (value is not None and _device_valued(value, self.ctx.qualify))):
+                        names.add(target.value)
+            found = self.ctx.state["fix:device-names"] = frozenset(names)
+        return found
 
     def is_free(self, name: str) -> bool:
         """No binding of `name` anywhere in the file (the walk recorded them all): an added import
@@ -208,9 +243,18 @@ class Rewriter:
                 return name, [self.add_import(f"from {module} import {name}")]
             return None
         top = qualified.split(".", 1)[0]
-        if self.is_free(top):
+        if self.is_free(top) and not self._imported_lazily(top, bindings):
             return qualified, [self.add_import(f"import {top}")]
         return None
+
+    def _imported_lazily(self, top: str, bindings: dict[str, str]) -> bool:
+        """The file imports `top` (or a module below it) only inside functions or branches: an
+        `import top` added at its top would make the lazy import eager (an optional dependency
+        then fails the module's import, and import time grows)."""
+        if any(bound == top or bound.startswith(top + ".") for bound in bindings.values()):
+            return False
+        return any(t == top or t.startswith(top + ".")
+                   for targets in self.ctx.resolver.import_targets.values() for t in targets)
 
     def add_import(self, line: str) -> NodeEdit:
         """Insert `line` after the file's leading docstring, `__future__` and import statements."""
@@ -348,9 +392,21 @@ def _dotted(node: cst.CSTNode) -> str | None:
     return dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
 
-def int_like(node: cst.BaseExpression) -> bool:
+def _device_valued(value: cst.BaseExpression, qualify: Callable[[cst.CSTNode], str | None]) -> bool:
+    """`torch.device(...)`, `x.device`, `torch.device(...) if c else ...`: a device object, not an index."""
+    if isinstance(value, cst.IfExp):
+        return _device_valued(value.body, qualify) or _device_valued(value.orelse, qualify)
+    if isinstance(value, cst.Call):
+        return qualify(value.func) == "torch.device"
+    return isinstance(value, cst.Attribute) and value.attr.value == "device"
+
+
+def int_like(node: cst.BaseExpression, devices: frozenset[str] = frozenset()) -> bool:
     """An argument that is an int (or None) by its looks: a literal, `int(...)`, `x.index`, or a
-    name like `local_rank` / `gpu_id` / `device_idx`."""
+    name like `local_rank` / `gpu_id` / `device_idx` that is not one of `devices` (names the file
+    binds to a device object: `gpu = torch.device("cuda", 0)` only looks like an index)."""
+    if isinstance(node, cst.Name) and node.value in devices:
+        return False
     if isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value == "None"):
         return True
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "int":

@@ -12,6 +12,8 @@ import libcst as cst
 
 from auditor.fix.plan import FixPlan, NodeEdit, Pos, Reported, Rewriter, int_like
 from auditor.python.names import dotted_parts
+from auditor.python.syntax import string_value
+from auditor.python.tree import descendants
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -86,6 +88,10 @@ def swap_fix(report: Reported, rewriter: Rewriter) -> FixPlan | None:
     swap = swap_for(rewriter.ctx.catalogue, ref.qualified)
     if swap is None:
         return None
+    patched = set(swap.api) & _patched(rewriter)
+    if patched:
+        return FixPlan.held(f"not rewritten: this file replaces `{min(patched)}` (a monkeypatch); the new call would "
+                            "bypass the replacement", swap.fix_id)
     plan = _swap(swap, ref, rewriter)
     if plan is not None and swap.check and (mention := _guards_cuda(ref, rewriter)) is not None:
         plan.applicability = "display"
@@ -109,23 +115,13 @@ def _swap(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
 def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
     call = ref.call
     args = list(call.args)
-    if any(arg.star for arg in args):
-        return None
-    if swap.max_args is not None and len(args) > swap.max_args:
-        return None
-    if any(arg.keyword is not None and arg.keyword.value in swap.forbid for arg in args):
-        return None
-    if swap.args == "int" and not all(int_like(arg.value) for arg in args):
-        return None
-    if swap.keywords and sum(arg.keyword is None for arg in args) > len(swap.keywords):
-        return None
-    if swap.context == "with" and not isinstance(rewriter.parent(call), cst.WithItem):
-        return None
-    if swap.all_calls and not _all_calls(swap, rewriter):
-        return None
+    held = _call_held(swap, call, args, rewriter)
+    if held is not None:
+        return FixPlan.held(f"not rewritten: {held}", swap.fix_id)
     spelled = rewriter.name_for(swap.to, site=ref)
     if spelled is None:
-        return None
+        return FixPlan.held(f"not rewritten: no import reaches `{swap.to}` here (the name `torch` means something "
+                            "else here, or torch is imported only lazily)", swap.fix_id)
     text, imports = spelled
     edits: list[NodeEdit] = [rewriter.replace(call.func, text), *imports, *_reshape(swap, args, rewriter)]
     statement = rewriter.lone_statement(call) if swap.guard else None
@@ -138,13 +134,69 @@ def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
         edits += [edit for edit in guard_imports if edit.content not in {e.content for e in imports}]
         if guarded:
             if statement is None:
-                return None
+                return FixPlan.held(f"not rewritten: `{swap.to}` raises without an accelerator where the CUDA call did "
+                                    "nothing, and the call is not a statement of its own that can go under `if "
+                                    "torch.accelerator.is_available():` (a lambda, a one-line `if`, an expression)",
+                                    swap.fix_id)
             if not _already_guarded(statement, rewriter):
                 edits.append(rewriter.guard(statement, guard_text + "()"))
         else:
             edits.append(rewriter.insert_before(call, "("))
             edits.append(rewriter.insert_after(call, f" if {guard_text}() else {swap.otherwise})"))
     return _plan(swap, edits, _message(swap, text, guarded))
+
+
+def _patched(rewriter: Rewriter) -> frozenset[str]:
+    """The qualified names this file assigns to: `torch.cuda.is_available = lambda: False`,
+    `setattr(torch.cuda, "empty_cache", f)`, `monkeypatch.setattr(torch.cuda, "is_available", ...)`,
+    `monkeypatch.setattr("torch.cuda.is_available", ...)`."""
+    state = rewriter.ctx.state
+    found = state.get("fix:patched")
+    if found is None:
+        names: set[str] = set()
+        qualify = rewriter.ctx.qualify
+        if "=" in rewriter.ctx.text or "setattr" in rewriter.ctx.text:
+            for node in descendants(rewriter.module):
+                targets: list[cst.CSTNode] = []
+                if isinstance(node, cst.Assign):
+                    targets = [t.target for t in node.targets]
+                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [node.target]
+                elif isinstance(node, cst.Call) and node.args and dotted_parts(node.func) \
+                        and dotted_parts(node.func)[-1] == "setattr":
+                    first = node.args[0].value
+                    text = string_value(first)
+                    if text is not None:
+                        names.add(text)
+                    elif len(node.args) > 1 and (attr := string_value(node.args[1].value)) is not None:
+                        owner = qualify(first) if isinstance(first, (cst.Name, cst.Attribute)) else None
+                        if owner:
+                            names.add(f"{owner}.{attr}")
+                for target in targets:
+                    if isinstance(target, cst.Attribute) and (qualified := qualify(target)):
+                        names.add(qualified)
+        found = state["fix:patched"] = frozenset(names)
+    return found
+
+
+def _call_held(swap: Swap, call: cst.Call, args: list[cst.Arg], rewriter: Rewriter) -> str | None:
+    """Why the row does not allow this call, or None."""
+    if any(arg.star for arg in args):
+        return "unpacked arguments (`*args`/`**kwargs`) may hold what the new call takes differently"
+    if swap.max_args is not None and len(args) > swap.max_args:
+        return f"`{swap.to}` takes at most {swap.max_args} argument{'s' if swap.max_args != 1 else ''}"
+    forbidden = next((a.keyword.value for a in args if a.keyword is not None and a.keyword.value in swap.forbid), None)
+    if forbidden is not None:
+        return f"`{forbidden}=` has no counterpart in `{swap.to}`"
+    if swap.args == "int" and not all(int_like(arg.value, rewriter.device_names()) for arg in args):
+        return f"`{swap.to}` takes a device index (an int), and the argument is not known to be one"
+    if swap.keywords and sum(arg.keyword is None for arg in args) > len(swap.keywords):
+        return f"more positional arguments than `{swap.to}` takes"
+    if swap.context == "with" and not isinstance(rewriter.parent(call), cst.WithItem):
+        return "only the item of a `with` statement is rewritten (this call is stored or passed)"
+    if swap.all_calls and not _all_calls(swap, rewriter):
+        return "another reference to it in this file is not a call (an `isinstance` check would stop matching)"
+    return None
 
 
 def _reshape(swap: Swap, args: list[cst.Arg], rewriter: Rewriter) -> list[NodeEdit]:
@@ -184,12 +236,36 @@ def _guards_cuda(ref: Reference, rewriter: Rewriter) -> str | None:
     executorch.backends.cuda import ...` / `raise RuntimeError("CUDA is not available")`), leaving
     out the torch.cuda calls and `.cuda()` there (findings of their own, fixed or holding the file
     back through the gate). None when the check decides nothing that names CUDA."""
+    stated = _stated(ref, rewriter)
+    if stated:  # `assert torch.cuda.is_available(), "requires CUDA"`, `skipif(..., reason="requires CUDA")`
+        found = _CUDA_WORD.search(" ".join(rewriter.code(n) for n in stated))
+        if found is not None:
+            return " ".join(rewriter.code(stated[0]).split())[:80]
     node, parent = rewriter.decider(ref.node)
     if not isinstance(parent, (cst.If, cst.IfExp, cst.While)) or node is not parent.test:
         return None
     if id(parent) not in rewriter.decided:  # the same for every check in the test
         rewriter.decided[id(parent)] = _cuda_in_branches(parent, rewriter)
     return rewriter.decided[id(parent)]
+
+
+_STATED_DEPTH = 8  # a bounded climb: a chain of n checks must not cost n * n (issue 20, D7)
+
+
+def _stated(ref: Reference, rewriter: Rewriter) -> list[cst.CSTNode]:
+    """The messages a CUDA check is stated with: an assert's message, or the text arguments beside
+    it in the call it is an argument of (a skip's reason)."""
+    node: cst.CSTNode = ref.node
+    parent = rewriter.parent(node)
+    for _ in range(_STATED_DEPTH):
+        if parent is None or isinstance(parent, (cst.If, cst.IfExp, cst.While, cst.BaseStatement)):
+            break
+        if isinstance(parent, cst.Assert):
+            return [parent.msg] if node is parent.test and parent.msg is not None else []
+        if isinstance(node, cst.Arg) and isinstance(parent, cst.Call):
+            return [a.value for a in parent.args if a is not node and _is_text(a.value)]
+        node, parent = parent, rewriter.parent(parent)
+    return []
 
 
 def _cuda_in_branches(parent: cst.If | cst.IfExp | cst.While, rewriter: Rewriter) -> str | None:
@@ -205,6 +281,10 @@ def _cuda_in_branches(parent: cst.If | cst.IfExp | cst.While, rewriter: Rewriter
         return None
     start = max(code.rfind("\n", 0, found.start()) + 1, found.start() - 40)
     return code[start:found.end() + 40].strip().split("\n")[0][:80]
+
+
+def _is_text(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
 
 
 def _all_calls(swap: Swap, rewriter: Rewriter) -> bool:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor import targets
 from auditor.analysis.alternatives import served_for
+from auditor.analysis.components import Layout, layout_for
 from auditor.analysis.project import ProjectInfo
 from auditor.cache import reuse
 from auditor.cache.folder import cache_location
@@ -76,7 +77,19 @@ def scan(paths: list[str], options: Settings | None = None, base: str | None = N
     scanner = _Scan(found.files, settings, cache, outcome, whole, reuse.project_info(paths, scan_root, found, cache))
     results = scanner.run()
     postprocess.collect(outcome, results, scanner.served, settings)
+    outcome.layout = _layout(scan_root, found.files, settings)
     return outcome
+
+
+def _layout(scan_root: str, files: list[SourceFile], settings: Settings) -> Layout:
+    """The repository's components, from the scanned files' paths and its packaging files."""
+    prefix = scan_root.rstrip(os.sep) + os.sep
+    relatives = []
+    for source in files:
+        absolute = os.path.abspath(source.path)
+        relative = absolute[len(prefix):] if absolute.startswith(prefix) else source.display
+        relatives.append(relative.replace(os.sep, "/"))
+    return layout_for(scan_root, relatives, settings.components)
 
 
 def validate_rules(settings: Settings, cache: Cache | None = None) -> None:

@@ -39,6 +39,12 @@ class Scan:
     signals: list[Signal]
     overall_targets: tuple[str, ...] = ()
     kinds: frozenset[str] | None = None  # the file kinds the scan read (None: not known)
+    # what the repository ships (its package(s) or programs: auditor/analysis/components.py), which
+    # the headline verdict, score and ranking judge as the report's do; None: every finding
+    shipped: tuple[list[Finding], list[FileError]] | None = None
+
+    def headline_part(self) -> tuple[list[Finding], list[FileError]]:
+        return self.shipped if self.shipped is not None else (self.findings, self.errors)
 
 
 def _where(finding: Finding) -> dict:
@@ -69,7 +75,8 @@ def _scores(findings: list[Finding], scan: Scan) -> dict:
 
 
 def headline(scan: Scan, target: str) -> dict:
-    verdict = verdicts(scan.findings, scan.errors)[target]
+    shipped, shipped_errors = scan.headline_part()
+    verdict = verdicts(shipped, shipped_errors)[target]
     ties = [f for f in scan.findings if f.targets.get(target) != "works"]
     if not scan.findings:
         summary = f"No NVIDIA lock-in was found: the move to {target} is its install and the checklist of step 4."
@@ -77,17 +84,18 @@ def headline(scan: Scan, target: str) -> dict:
         summary = f"Every tie found runs on {target} as it is: the move is its install and the checklist of step 4."
     else:
         summary = f"{len(ties)} finding(s) matter on {target}, in {len({f.path for f in ties})} file(s)."
-    return {"verdict": verdict.verdict, "score": _scores(scan.findings, scan)[target], "summary": summary,
+    return {"verdict": verdict.verdict, "score": _scores(shipped, scan)[target], "summary": summary,
             "blockers": [r.to_dict() for r in verdict.reasons]}
 
 
 def after_fixes(scan: Scan, target: str) -> dict:
     """The score once `audit --fix` has run: the findings its safe fixes rewrite taken away. An
     estimate: a rewrite is not re-scanned here (`audit --diff` shows it)."""
-    left = [f for f in scan.findings if not fixable(f)]
-    verdict = verdicts(left, scan.errors)[target]
+    shipped, shipped_errors = scan.headline_part()
+    left = [f for f in shipped if not fixable(f)]
+    verdict = verdicts(left, shipped_errors)[target]
     return {"score": _scores(left, scan)[target], "verdict": verdict.verdict,
-            "fixed": len(scan.findings) - len(left), "estimate": True,
+            "fixed": len([f for f in scan.findings if fixable(f)]), "estimate": True,
             "how": "the findings `audit --fix` rewrites (safe fixes) taken away and the score recomputed; "
                    "run `audit --diff` to see the rewrites"}
 
@@ -279,8 +287,9 @@ def _unseen(scan: Scan, catalogue: PlanCatalogue) -> list[str]:
 def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
     """Every target of the registry ranked for this repository, with why, from what the plan can see."""
     weights = catalogue.ranking
-    judged = verdicts(scan.findings, scan.errors)
-    scores = _scores(scan.findings, scan)
+    shipped, shipped_errors = scan.headline_part()
+    judged = verdicts(shipped, shipped_errors)
+    scores = _scores(shipped, scan)
     tools = _tools_used(scan, catalogue)
     providers = {s.provider for s in scan.signals if s.kind == "cloud" and s.provider}
     rows = []

@@ -67,7 +67,7 @@ def run_plan(request: PlanRequest) -> str:
     settings = load_settings(resolve_root([request.path]), overrides)
     result = scan([request.path], settings, base=os.getcwd())
     found = Scan(result.root, result.findings, result.errors, find_signals(result.files, catalogue),
-                 settings.overall_targets, frozenset(f.kind for f in result.files))
+                 settings.overall_targets, frozenset(f.kind for f in result.files), result.headline())
     if request.target is None:
         document = ranking(found, catalogue)
         return _render(document, request.output_format, render_ranking, result)
@@ -92,6 +92,7 @@ def _render(document: dict, fmt: str, markdown, result) -> str:
         from auditor.report.html_report import render_html
         from auditor.report.json_report import build_report
 
-        report = build_report(result, compute_scores(result.findings))
+        shipped, _errors = result.headline()  # the page's scores judge what ships, as the report's do
+        report = build_report(result, compute_scores(shipped))
         return render_html(report, document if "steps" in document else None)
     return markdown(document)

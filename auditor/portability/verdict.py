@@ -3,7 +3,7 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
 
 - `fails`: a blocker or major finding raises on the target (a tie on the main path, or in a
   context that does not take that target away: a guard that may hold there, a backend module
-  without a sibling for it); test-only findings never fail a verdict;
+  without a sibling for it); test-only and demo-block findings never fail a verdict;
 - `runs-degraded`: nothing fails, but something silently stops (AMP off, memory stats at 0, a
   skipped CUDA path, a minor tie that raises such as monitoring);
 - `runs`: nothing is lost;
@@ -45,24 +45,70 @@ class Verdict:
         return {"verdict": self.verdict, "reasons": [r.to_dict() for r in self.reasons]}
 
 
-def _counts(finding: Finding) -> bool:
-    return "test" not in (finding.context or "").split("+")
+def _counts(finding: Finding, never: frozenset[str]) -> bool:
+    """Whether a finding may fail a verdict: not in a context that never does (rules/contexts.toml
+    `never_fail`: tests, demo blocks)."""
+    return not finding.context or never.isdisjoint(finding.context.split("+"))
+
+
+def is_feature(finding: Finding) -> bool:
+    """An opt-in feature's finding (context `feature`): it fails the feature, never its component."""
+    return "feature" in (finding.context or "").split("+")
+
+
+@dataclass(frozen=True)
+class Feature:
+    """An opt-in feature: the findings of one NVIDIA-only runtime in one file, only imported inside a
+    function; its own verdict per target."""
+
+    name: str  # the runtime's phrase ("the TensorRT runtime")
+    rule: str
+    path: str
+    line: int
+    verdicts: dict[str, str]
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "rule": self.rule, "path": self.path, "line": self.line, "verdicts": dict(self.verdicts)}
+
+
+def features(findings: list[Finding]) -> list[Feature]:
+    """The opt-in features among `findings`, one per (file, rule), in path order."""
+    phrases = load_table("verdicts").get("fails", {})
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        if is_feature(f):
+            groups.setdefault((f.path, f.rule), []).append(f)
+    out = []
+    for (path, rule), group in sorted(groups.items()):
+        first = min(group, key=lambda f: f.line)
+        effects = {}
+        for target in targets.names():
+            seen = {f.targets.get(target) for f in group}
+            effects[target] = FAILS if "raises" in seen else DEGRADED if "degrades" in seen else RUNS
+        # a failing feature is named by what raises ("the TensorRT runtime"), another by its rule
+        name = phrases.get(first.name, first.name) if FAILS in effects.values() else first.name
+        out.append(Feature(name, rule, path, first.line, effects))
+    return out
 
 
 def _rank(finding: Finding) -> tuple:
     return (-Severity(finding.severity).rank, finding.context is not None, finding.path, finding.line)
 
 
-def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError, ...] = ()) -> dict[str, Verdict]:
+def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError, ...] = (),
+             count_tests: bool = False) -> dict[str, Verdict]:
     """Every target's verdict; `errors` are the run's file errors (internal ones make any verdict
-    but `fails` unknown)."""
+    but `fails` unknown). `count_tests`: test-only findings count too (a tests component's verdict)."""
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
-    shipped = [f for f in findings if _counts(f)]
+    never = frozenset(load_table("contexts").get("never_fail", ("test",)))
+    shipped = list(findings) if count_tests else [f for f in findings if _counts(f, never)]
     missed = internal_errors(list(errors))
+    opt_in = features(shipped)
     result: dict[str, Verdict] = {}
     for target in targets.names():
-        failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING]
+        failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING
+                   and not is_feature(f)]
         if failing:
             result[target] = Verdict(FAILS, _reasons(failing, table.get("fails", {}), limit))
             continue
@@ -70,17 +116,33 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
             result[target] = Verdict(UNKNOWN, tuple(
                 Reason(None, e.path, None, "not checked (internal error): what it holds is unknown") for e in missed[:limit]))
             continue
-        losing = [f for f in shipped if f.targets.get(target) in ("degrades", "raises")]
-        phrases = {**table.get("degrades", {})}
-        for f in losing:
-            if f.targets.get(target) == "raises" and f.name in table.get("raised", {}):
-                phrases[f.name] = table["raised"][f.name]  # a minor tie that raises here, though it degrades elsewhere
-            elif f.name in table.get("fails", {}) and f.name not in phrases:
-                # a minor tie that raises (monitoring): its failure is what is lost; a tie that
-                # raises elsewhere but only degrades here (optional code) is named as it is
-                phrases[f.name] = table["fails"][f.name] + (" fail" if f.targets.get(target) == "raises" else "")
+        losing = [f for f in shipped if f.targets.get(target) == "degrades"
+                  or (f.targets.get(target) == "raises" and not is_feature(f))]
+        lost = [feature for feature in opt_in if feature.verdicts[target] == FAILS]
+        if lost:  # the features that fail here, first: "2 features are NVIDIA-only: ..."
+            first = lost[0]
+            names = ", ".join(f"{feature.name} ({feature.path}:{feature.line})" for feature in lost[:3])
+            more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+            why = (f"{len(lost)} feature{' is' if len(lost) == 1 else 's are'} NVIDIA-only: {names}{more}; "
+                   f"the main path runs without {'it' if len(lost) == 1 else 'them'}")
+            head = (Reason(first.rule, first.path, first.line, why),)
+            result[target] = Verdict(DEGRADED, head + _reasons(losing, _phrases(table, losing, target), limit - 1))
+            continue
+        phrases = _phrases(table, losing, target)
         result[target] = Verdict(DEGRADED, _reasons(losing, phrases, limit)) if losing else Verdict(RUNS, ())
     return result
+
+
+def _phrases(table: dict, losing: list[Finding], target: str) -> dict[str, str]:
+    phrases = {**table.get("degrades", {})}
+    for f in losing:
+        if f.targets.get(target) == "raises" and f.name in table.get("raised", {}):
+            phrases[f.name] = table["raised"][f.name]  # a minor tie that raises here, though it degrades elsewhere
+        elif f.name in table.get("fails", {}) and f.name not in phrases:
+            # a minor tie that raises (monitoring): its failure is what is lost; a tie that
+            # raises elsewhere but only degrades here (optional code) is named as it is
+            phrases[f.name] = table["fails"][f.name] + (" fail" if f.targets.get(target) == "raises" else "")
+    return phrases
 
 
 def _reasons(findings: list[Finding], phrases: dict[str, str], limit: int) -> tuple[Reason, ...]:

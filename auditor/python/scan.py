@@ -176,14 +176,14 @@ def optional_uses(located: list, ancestors: dict[int, tuple]) -> None:
     function are optional too (`amp.scale_loss(...)` in timm's ApexScaler). A use that runs when
     the module is imported (a decorator, a module-level call) runs whether the import worked or
     not, so it stays on the main path."""
-    imported: dict[str, tuple[str, int | None]] = {}
+    imported: dict[str, tuple[str, int | None, set[str]]] = {}
     for *_, fields, where, node in located:
         api = fields.get("api")
         if api and isinstance(node, _IMPORTS):
             if where.optional is not None and where.optional_kind == "code":
-                imported.setdefault(api, (where.optional, where.optional_line))
+                imported.setdefault(api, (where.optional, where.optional_line, where.kinds))
             else:
-                imported[api] = ("", None)  # also imported unconditionally: its uses are not optional
+                imported[api] = ("", None, set())  # also imported unconditionally: its uses are not optional
     imported = {api: how for api, how in imported.items() if how[0]}
     if not imported:
         return
@@ -191,9 +191,10 @@ def optional_uses(located: list, ancestors: dict[int, tuple]) -> None:
         api = fields.get("api")
         if not api or where.optional is not None or isinstance(node, _IMPORTS) or not _in_function_body(node, ancestors):
             continue
-        for name, (guard, line) in imported.items():
+        for name, (guard, line, kinds) in imported.items():
             if api == name or api.startswith(name + "."):
                 where.optional, where.optional_line, where.optional_kind = guard, line, "import"
+                where.kinds |= kinds
                 break
 
 

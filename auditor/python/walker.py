@@ -186,7 +186,30 @@ class Walker:
         alias = self._alias_of(node.value)
         fallback = self.in_except > 0 or (isinstance(node.value, cst.Name) and node.value.value == "None")
         for target in node.targets:
+            self.record(target.target, node.value)
             self.bind_target(target.target, alias, fallback)
+
+    def record(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """Keep what a name or `self.name` is assigned (guards follow flags through it without
+        parsing again; None: something not known, a loop variable, a parameter); `a, b = x, y`
+        assigns element by element."""
+        assigned = self.ctx.assigned
+        if isinstance(target, cst.Name):
+            assigned.setdefault(target.value, []).append(value)
+        elif isinstance(target, cst.Attribute):
+            if isinstance(target.value, cst.Name) and target.value.value == "self":
+                assigned.setdefault("self." + target.attr.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else ()  # type: ignore[union-attr]
+            if len(values) == len(target.elements) and not any(
+                    isinstance(e, cst.StarredElement) for e in (*values, *target.elements)):
+                for element, item in zip(target.elements, values, strict=True):
+                    self.record(element.value, item.value)
+            else:  # `a, b = f()`: each is assigned something unknown
+                for element in target.elements:
+                    self.record(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self.record(target.value, None)
 
     def _annotation(self, node: cst.Annotation) -> None:
         # Rules ask ctx.in_annotation instead of collecting every node of every annotation.
@@ -200,17 +223,20 @@ class Walker:
         self.walk(node.annotation)
         if node.value is not None:
             self.walk(node.value)
+            self.record(node.target, node.value)
         self.bind_target(node.target, self._alias_of(node.value))
 
     def _aug_assign(self, node: cst.AugAssign) -> None:
         self.walk(node.value)
         if isinstance(node.target, cst.Name):
+            self.record(node.target, None)
             self.ctx.resolver.bind(node.target.value)
         else:
             self.walk(node.target)
 
     def _for(self, node: cst.For) -> None:
         self.walk(node.iter)
+        self.record(node.target, None)
         self.bind_target(node.target)
         self.walk(node.body)
         if node.orelse is not None:
@@ -219,6 +245,7 @@ class Walker:
     def _with_item(self, node: cst.WithItem) -> None:
         self.walk(node.item)
         if node.asname is not None:
+            self.record(node.asname.name, None)
             self.bind_target(node.asname.name)
 
     def _except(self, node: cst.ExceptHandler) -> None:
@@ -232,6 +259,7 @@ class Walker:
 
     def _named_expr(self, node: cst.NamedExpr) -> None:
         self.walk(node.value)
+        self.record(node.target, node.value)
         self.bind_target(node.target)
 
     def _global(self, node: cst.Global | cst.Nonlocal) -> None:
@@ -266,8 +294,10 @@ class Walker:
             self.walk(node.returns)
         self.ctx.resolver.bind(node.name.value)
         self.ctx.resolver.push("function", node.name.value)
+        assigned = self.ctx.assigned
         for name in names:
             self.ctx.resolver.bind(name)
+            assigned.setdefault(name, []).append(None)  # a parameter: whatever the caller passes
         self.walk(node.body)
         self.ctx.resolver.pop()
 

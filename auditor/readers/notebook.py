@@ -4,7 +4,7 @@ The code cells are joined into one Python text with a cell-to-line map and go th
 Python scan (auditor.pipeline.kind_checks.check_notebook): the same rules, the same prefilter and
 the same cache. IPython syntax is blanked
 first, one line for one line so every position stays put: `!shell` and `%magic` lines become
-`pass`, `%%` cell magics blank their cell (the body of `%%time` / `%%capture` stays Python, the
+`pass` (and the lines a trailing `\\` continues them on become blank lines), `%%` cell magics blank their cell (the body of `%%time` / `%%capture` stays Python, the
 body of `%%bash` / `%%sh` is read as shell). Before that, the lines IPython would run as shell are
 read as commands (auditor.readers.commands): `!pip install` / `%pip install` give dependencies,
 `%env X=1` and `!export X=1` environment settings, `!nvidia-smi` a command. Findings carry the
@@ -114,29 +114,44 @@ def _blank(lines: list[str], first: int, notebook: Notebook) -> list[str]:
             return out
         if magic not in _PYTHON_CELL_MAGICS:
             return [""] * len(lines)
+    continued: list | None = None  # after a shell or magic line ending in `\\`: the list its entry is last in
     for index in range(start, len(lines)):
         line = lines[index]
+        if continued is not None:  # `!pip install a \\` then `    b`: one command, a blank line for Python
+            if continued:
+                at, column, text = continued[-1]
+                continued[-1] = (at, column, text + "\n" + line)
+            out[index] = ""
+            continued = continued if line.endswith("\\") else None
+            continue
         stripped = line.lstrip()
         if not stripped or (stripped[0] not in "!%?" and not stripped.endswith("?")
                             and not ("=" in stripped and ("!" in stripped or "%" in stripped))):
             continue  # plain Python (the common line: one test)
         shell = _SHELL_LINE.match(line)
         magic = _MAGIC_LINE.match(line) if shell is None else None
+        entries: list = []  # where this line's text went (continuation lines follow it there)
         if shell is not None:
-            notebook.shell.append((first + index, shell.start(2) + 1, shell.group(2)))
+            entries = notebook.shell
+            entries.append((first + index, shell.start(2) + 1, shell.group(2)))
         elif magic is not None:
             name, rest = magic.group(2), magic.group(3)
             column = magic.start(3) + 1
             if name in ("pip", "conda", "mamba", "uv"):
-                notebook.shell.append((first + index, magic.start(2) + 1, name + rest))
+                entries = notebook.shell
+                entries.append((first + index, magic.start(2) + 1, name + rest))
             elif name in ("env", "set_env"):
-                notebook.env.append((first + index, column, rest))
+                entries = notebook.env
+                entries.append((first + index, column, rest))
             elif name in ("sx", "system"):
-                notebook.shell.append((first + index, column, rest))
+                entries = notebook.shell
+                entries.append((first + index, column, rest))
         elif not _HELP_LINE.match(line):
             continue
         indent = line[:len(line) - len(stripped)]
         out[index] = indent + "pass"
+        if line.endswith("\\") and (shell is not None or magic is not None):
+            continued = entries  # [] for a magic whose text is not read: its lines are blanked all the same
     return out
 
 

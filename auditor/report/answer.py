@@ -6,9 +6,9 @@ carries them; `--target` narrows them, like the findings, to the targets it name
     for answer in answers(report):
         print(one_line(answer))   # tpu: fails, score 24.2 (F); blocked by `.cuda()` calls (train.py:3, LK102)
 
-Components come from the report (`Report.components`, the JSON report's `components` list:
-{name, kind, paths, verdicts, scores}, a verdict either its word or {verdict, reasons}); a report
-without them shows none."""
+Components come from the report (`Report.components`: auditor/analysis/components.py splits the
+repository, each part judged on its own findings); a pre-commit batch or a repository of one part
+shows none."""
 
 from __future__ import annotations
 
@@ -95,32 +95,14 @@ def overall_text(report: Report) -> str | None:
 
 
 def components(report: Report) -> list[ComponentAnswer]:
-    """The report's components with a verdict word per shown target; [] when it has none."""
+    """The report's components with a verdict word per shown target; [] for a pre-commit batch or
+    a repository of one part (its line would repeat the headline)."""
+    if report.hook or len(report.components) < 2:
+        return []
     out = []
-    for item in report.components or ():
-        verdicts = {}
-        for target in report.shown_targets:
-            value = (item.get("verdicts") or {}).get(target)
-            verdicts[target] = str(value.get("verdict") or "") if isinstance(value, dict) else str(value or "")
-        scores = {t: float(v) for t, v in (item.get("scores") or {}).items()
-                  if isinstance(v, int | float) and not isinstance(v, bool)}
-        out.append(ComponentAnswer(str(item.get("name", "")), str(item.get("kind", "")),
-                                   tuple(str(p) for p in item.get("paths") or ()), verdicts, scores))
+    for judged in report.components:
+        verdicts = {t: judged.verdicts[t].verdict if t in judged.verdicts else "" for t in report.shown_targets}
+        scores = {t: v for t, v in judged.scores.score_map().items() if v is not None}
+        part = judged.component
+        out.append(ComponentAnswer(part.name, part.kind, tuple(part.paths), verdicts, scores))
     return out
-
-
-def verdict_groups(component: ComponentAnswer) -> str:
-    """`fails: tpu, mps; runs: rocm`: the targets grouped by verdict, worst first."""
-    order = (FAILS, UNKNOWN, DEGRADED, "runs")
-    grouped: dict[str, list[str]] = {}
-    for target, verdict in component.verdicts.items():
-        if verdict:
-            grouped.setdefault(verdict, []).append(target)
-    ranked = sorted(grouped, key=lambda v: order.index(v) if v in order else len(order))
-    return "; ".join(f"{verdict}: {', '.join(grouped[verdict])}" for verdict in ranked)
-
-
-def component_line(component: ComponentAnswer) -> str:
-    kind = f" ({component.kind})" if component.kind else ""
-    where = f" [{', '.join(component.paths)}]" if component.paths else ""
-    return f"{component.name}{kind}{where}: {verdict_groups(component) or 'no verdict'}"

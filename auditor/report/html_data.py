@@ -73,6 +73,15 @@ def components_of(report: dict, targets: list[str]) -> list[dict] | None:
     return out
 
 
+def headline_findings(report: dict) -> list[dict]:
+    """The findings the headline scores count: those of the shipped components (format 6), else all."""
+    findings = report.get("findings") or []
+    shipped = {c.get("name") for c in report.get("components") or [] if isinstance(c, dict) and c.get("shipped")}
+    if not shipped:
+        return findings
+    return [f for f in findings if f.get("component") in shipped]
+
+
 def component_index(finding: dict, components: list[dict]) -> int:
     """The component a finding belongs to: the one it names (`component`), else the one whose
     path holds it most closely; -1 for none."""
@@ -179,7 +188,7 @@ def page_data(report: dict, plan: dict | None = None) -> dict:
         "errors": report.get("errors") or [],
         "warnings": report.get("warnings") or [],
         "components": components,
-        "file_costs": file_costs(findings, targets, FILES_LISTED, overall_members(report, targets)),
+        "file_costs": file_costs(headline_findings(report), targets, FILES_LISTED, overall_members(report, targets)),
         "finding_fields": list(FINDING_FIELDS),
         "fix_fields": list(FIX_FIELDS),
         "edit_fields": list(EDIT_FIELDS),

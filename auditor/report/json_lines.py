@@ -12,7 +12,7 @@ from auditor.report.model import Report
 
 
 def render(report: Report, out: TextIO) -> None:
-    lines = list(map(FindingLines(), report.findings))
+    lines = list(map(FindingLines(report.result.component_of), report.findings))
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
     lines += [encode({"error": e.kind, "message": e.message, "path": e.path}) for e in report.errors]
     if lines:

@@ -18,6 +18,8 @@ from auditor.portability.verdict import verdicts
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from auditor.report.model import Report
 
 # 3: `root` (the absolute folder finding paths are relative to: the working directory), `scan_root`
@@ -38,7 +40,16 @@ if TYPE_CHECKING:
 # and `findings` only those that matter there; each finding's own `targets` stays whole);
 # `baseline.moved` ([{from, to}]: recorded files found again under another path, paths relative
 # to the baseline's folder; their findings stay known).
-FORMAT_VERSION = 6
+# 7: `components` (the parts of the repository: [{name, kind, paths, shipped, findings, features,
+# verdicts, scores}], shipped ones first; `features`: its opt-in NVIDIA-only features, [{name, rule,
+# path, line, verdicts}], verdicts by target) and each finding's `component` (its component's name);
+# the `feature` context; the headline
+# `scores`, `grades`, `verdicts` and `costs` judge the shipped components only (the package(s), or
+# the programs when none ships); `summary` still counts every finding.
+# 8: each finding has `guard`: the kinds of the guards behind its `guarded`/`optional` context
+# ("option", "build+env"; rules/contexts.toml, "Guard kinds"), or null; context "demo" (a package
+# module's `if __name__ == "__main__":` block, never failing a verdict, like "test").
+FORMAT_VERSION = 8
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -73,7 +84,8 @@ def _run_facts(result: ScanResult, report: Report | None) -> dict:
     if report is not None and report.changed is not None:
         changed = {"base": report.changed.base, "files": len(report.changed.files), "hidden": report.hidden_by_diff}
     if report is not None and report.settings.show_suppressed:
-        suppressed = [{**f.to_dict(), "suppressed_by": how} for f, how in report.suppressed]
+        suppressed = [{**f.to_dict(), "component": result.component_of(f.path), "suppressed_by": how}
+                      for f, how in report.suppressed]
     return {"root": result.root, "scan_root": result.scan_root or result.root, "gate": gate, "baseline": baseline, "changed_lines": changed,
             "suppressed": suppressed}
 
@@ -89,7 +101,7 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
     findings = report.findings if report is not None else result.findings
     errors = report.errors if report is not None else result.errors
     shown = report.shown_targets if report is not None else targets.names()
-    judged = report.verdicts if report is not None else verdicts(result.findings, result.errors)
+    judged = report.verdicts if report is not None else verdicts(*result.headline())
     document = {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "format_version": FORMAT_VERSION,
@@ -100,6 +112,7 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
         "scores": _shown(scores.score_map(), shown),
         "grades": _shown(scores.grade_map(), shown),
         "verdicts": {target: judged[target].to_dict() for target in shown},
+        "components": [part.to_dict(shown) for part in report.components] if report is not None else [],
         "costs": {
             target: [{"rule": c.rule, "name": c.name, "count": c.count, "files": c.files, "points": c.points}
                      for c in scores.costs[target]]
@@ -114,7 +127,7 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
         **_run_facts(result, report),
     }
     if with_findings:
-        document["findings"] = [f.to_dict() for f in findings]
+        document["findings"] = [{**f.to_dict(), "component": result.component_of(f.path)} for f in findings]
     return document
 
 
@@ -130,7 +143,7 @@ def render_json(result: ScanResult, scores: Scores, run: Report | None = None) -
     report = build_report(result, scores, with_findings=False, report=run)
     findings = run.findings if run is not None else result.findings
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
-    items = {"findings": list(map(FindingLines(), findings)), "errors": list(map(encode, report["errors"])),
+    items = {"findings": list(map(FindingLines(result.component_of), findings)), "errors": list(map(encode, report["errors"])),
              "suppressed": list(map(encode, report["suppressed"]))}
     lines = []
     for key in sorted((*report, "findings")):
@@ -147,7 +160,9 @@ class FindingLines:
     byte for byte (tests/test_json_contract.py), about six times faster: a report repeats the same
     rules, messages, suggestions, paths and effects thousands of times, and each is encoded once."""
 
-    def __init__(self) -> None:
+    def __init__(self, component_of: Callable[[str], str | None] | None = None) -> None:
+        self.component_of = component_of  # a path's component (`component`: null without it)
+        self.components: dict[str, str] = {}
         self.strings: dict[str, str] = {}
         self.effects: dict[tuple, str] = {}
         self.encode_effects = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
@@ -170,9 +185,16 @@ class FindingLines:
         since = "null" if f.min_torch is None else s(f.min_torch)
         context = "null" if f.context is None else s(f.context)
         cell = "null" if f.cell is None else f"{f.cell:d}"
+        guard = "null" if f.guard is None else s(f.guard)
         fix = "null" if f.fix is None else self.encode_effects(f.fix.to_dict())
-        return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "context": {context}, '
-                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "line": {f.line:d}, '
+        component = self.components.get(f.path)
+        if component is None:
+            name = self.component_of(f.path) if self.component_of is not None else None
+            component = self.components[f.path] = "null" if name is None else s(name)
+        return (f'{{"category": {s(f.category)}, "cell": {cell}, "column": {f.column:d}, "component": {component}, '
+                f'"context": {context}, '
+                f'"end_column": {f.end_column:d}, "end_line": {f.end_line:d}, "fix": {fix}, "guard": {guard}, '
+                f'"line": {f.line:d}, '
                 f'"message": {s(f.message)}, "min_torch": {since}, '
                 f'"name": {s(f.name)}, "path": {s(f.path)}, "rule": {s(f.rule)}, "severity": {s(f.severity)}, '
                 f'"snippet": {encode_basestring(f.snippet)}, "suggestion": {s(f.suggestion)}, '

@@ -4,15 +4,17 @@ Reporters import this module, never the pipeline."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from auditor import targets
 from auditor.config.settings import Settings
-from auditor.portability.verdict import verdicts
+from auditor.portability.verdict import features, verdicts
 
 if TYPE_CHECKING:
+    from auditor.analysis.components import Component, Layout
     from auditor.checks.base import Rule
     from auditor.discover.files import SourceFile
     from auditor.fix.floor import TorchFloor
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from auditor.gates.judge import GateOutcome
     from auditor.model import FileError, Finding
     from auditor.portability.score import Scores
-    from auditor.portability.verdict import Verdict
+    from auditor.portability.verdict import Feature, Verdict
 
 
 @dataclass
@@ -42,6 +44,43 @@ class ScanResult:
     ignore: list[str] | None = None
     selected: list[Rule] | None = field(default=None, repr=False)
     floor: TorchFloor | None = None  # the project's torch floor the fixes were judged against
+    layout: Layout | None = field(default=None, repr=False)  # the components (auditor.analysis.components)
+    _relative: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def component_of(self, path: str) -> str | None:
+        """The component a reported path (relative to `root`) belongs to; None without a layout."""
+        if self.layout is None:
+            return None
+        relative = self._relative.get(path)
+        if relative is None:
+            scan_root = self.scan_root or self.root
+            if scan_root == self.root:
+                relative = path
+            else:
+                relative = os.path.relpath(os.path.join(self.root, path), scan_root).replace(os.sep, "/")
+                relative = path if relative.startswith("../") else relative
+            self._relative[path] = relative
+        return self.layout.of(relative)
+
+    def components(self) -> list[Component]:
+        """The components the scanned files belong to, shipped ones first."""
+        if self.layout is None:
+            return []
+        for source in self.files:
+            self.component_of(source.display)
+        return self.layout.components()
+
+    def headline(self) -> tuple[list[Finding], list[FileError]]:
+        """The findings and errors of what the repository ships (its shipped components; when
+        none is shipped, every file but tests, examples, docs, benchmarks, containers and CI)."""
+        if self.layout is None:
+            return self.findings, self.errors
+        components = self.components()
+        shipped = {c.name for c in components if c.shipped}
+        if not shipped:
+            shipped = {c.name for c in components if c.kind in self.layout.fallback}
+        return ([f for f in self.findings if self.component_of(f.path) in shipped],
+                [e for e in self.errors if self.component_of(e.path) in shipped])
 
     @property
     def rules(self) -> list[Rule]:
@@ -82,8 +121,6 @@ class Report:
     # the findings left out because they only matter on other targets (auditor.report.narrow).
     focus: tuple[str, ...] | None = None
     hidden_by_target: int = 0
-    # The repository's components ({name, kind, paths, verdicts, scores}), when the run judged them.
-    components: list[dict] | None = None
 
     @property
     def root(self) -> str:
@@ -99,4 +136,46 @@ class Report:
     def verdicts(self) -> dict[str, Verdict]:
         """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
         finding that is not suppressed."""
-        return verdicts(self.result.findings, self.result.errors)
+        return verdicts(*self.result.headline())
+
+    @cached_property
+    def components(self) -> list[ComponentJudgement]:
+        """Every component with its own verdicts and scores, judged like the headline on its own
+        findings (a tests component counts its test-only findings)."""
+        # the scores: only a report that shows components
+        from auditor.model import withheld_reason
+        from auditor.portability.score import compute_scores
+
+        by_name: dict[str, tuple[list[Finding], list[FileError]]] = {}
+        for f in self.result.findings:
+            by_name.setdefault(self.result.component_of(f.path) or "", ([], []))[0].append(f)
+        for e in self.result.errors:
+            by_name.setdefault(self.result.component_of(e.path) or "", ([], []))[1].append(e)
+        out = []
+        for component in self.result.components():
+            findings, errors = by_name.get(component.name, ([], []))
+            tests = component.kind == "tests"
+            out.append(ComponentJudgement(
+                component, verdicts(findings, errors, count_tests=tests),
+                compute_scores(findings, self.settings.overall_targets, withheld_reason(errors)), len(findings),
+                tuple(features(findings if tests else [f for f in findings if "test" not in (f.context or "").split("+")]))))
+        return out
+
+
+@dataclass(frozen=True)
+class ComponentJudgement:
+    """One component of the repository with its verdict and score per target."""
+
+    component: Component
+    verdicts: dict[str, Verdict]
+    scores: Scores
+    findings: int
+    features: tuple[Feature, ...] = ()  # its opt-in NVIDIA-only features, each with its own verdicts
+
+    def to_dict(self, shown: tuple[str, ...] | None = None) -> dict:
+        """`shown`: the targets the report shows (--target), `overall` staying in the scores."""
+        keep = set(self.verdicts) if shown is None else set(shown)
+        return {**self.component.to_dict(), "shipped": self.component.shipped, "findings": self.findings,
+                "features": [feature.to_dict() for feature in self.features],
+                "verdicts": {t: v.to_dict() for t, v in self.verdicts.items() if t in keep},
+                "scores": {t: v for t, v in self.scores.score_map().items() if t == "overall" or t in keep}}

@@ -17,6 +17,7 @@ from auditor.console import printable
 from auditor.fix.applicability import fix_counts
 from auditor.model import CATEGORIES, SEVERITIES
 from auditor.report import answer
+from auditor.report.component_lines import component_lines
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
@@ -88,11 +89,11 @@ def _answer(report: Report, console: Console) -> None:
     overall = answer.overall_text(report)
     if overall is not None:
         console.print(Text(f"  {overall}", style="dim"))
-    parts = answer.components(report)
-    if parts:
-        console.print(Text("Components (verdict per target):", style="bold"))
-        for part in parts:
-            console.print(Text(_clean(f"  {answer.component_line(part)}")))
+    lines = component_lines(report)
+    if lines:
+        console.print(Text("Components (the headline judges what the repository ships):", style="bold"))
+        for line in lines:
+            console.print(Text(_clean(f"  {line}")))
 
 def _suppressed(report: Report, console: Console) -> None:
     console.print()

@@ -2,7 +2,7 @@
 configuration (`lockin-auditor.toml`, or `[tool.lockin-auditor]` in pyproject.toml), generated from
 auditor.config.keys.KEYS by `config_schema()` (tests/test_schemas.py holds the shipped file to it,
 so it cannot drift from what the loader reads; write it again with `python -m auditor.schemas`), and
-`report.schema.json` for the JSON report (`--format json`, format_version 6; written by hand, as the
+`report.schema.json` for the JSON report (`--format json`, format_version 8; written by hand, as the
 report's shape is pinned by tests/test_json_contract.py: change both, and bump its `const`, with
 FORMAT_VERSION)."""
 
@@ -12,6 +12,7 @@ import json
 from importlib.resources import files
 from typing import Any
 
+from auditor.analysis.components import kinds as component_kinds
 from auditor.config.keys import KEYS
 from auditor.report import REPORTERS
 
@@ -38,6 +39,11 @@ def _readers() -> dict[str, dict[str, Any]]:
         "_baseline": {"type": "string"},
         "_torch_version": {"type": "string"},
         "_output_format": {"enum": sorted(REPORTERS)},
+        "_components": {"type": "object", "additionalProperties": {"oneOf": [
+            {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            {"type": "object", "additionalProperties": False, "required": ["paths"], "properties": {
+                "paths": _STRINGS,
+                "kind": {"enum": list(component_kinds())}}}]}},
         "_catalogue": {"type": "object", "additionalProperties": False, "properties": {
             "gpu-only-packages": entries, "gpu-only-modules": entries, "portable-modules": _STRINGS}},
     }

@@ -1,0 +1,100 @@
+"""Opt-in features (context `feature`): a function whose body is the only place a file imports an
+NVIDIA-only runtime fails on its own, and its component runs degraded instead of failing; a
+top-level import of the same runtime is the main path's and still fails it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from auditor.cli import main
+
+PYPROJECT = '[project]\nname = "lib"\n'
+EXPORT = ("import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n\n"
+          "    def to_tensorrt(self, path):\n        import torch_tensorrt\n\n"
+          "        engine = torch_tensorrt.compile(self, inputs=[torch.ones(1)])\n"
+          "        torch_tensorrt.save(engine, path)\n")
+
+
+def report(root: Path, files: dict[str, str], capsys) -> dict:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        main([".", "--format", "json", "--no-cache", "--exit-zero", "--isolated"])
+    finally:
+        os.chdir(here)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_lazy_tensorrt_export_is_a_feature_and_the_package_runs_degraded(tmp_path, capsys):
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": EXPORT}, capsys)
+    found = [f for f in document["findings"] if f["rule"] == "LK411"]
+    assert found and all(f["context"] == "feature" for f in found)
+    assert "`to_tensorrt()` (line 8)" in found[0]["message"]
+    assert all(f["targets"]["cpu"] == "raises" for f in found)  # the feature itself still fails there
+    for target in ("rocm", "cpu", "tpu"):
+        verdict = document["verdicts"][target]
+        assert verdict["verdict"] == "runs-degraded", target
+        assert verdict["reasons"][0]["why"].startswith("1 feature is NVIDIA-only: the TensorRT runtime (lib/model.py:")
+    (package,) = [c for c in document["components"] if c["name"] == "lib"]
+    (feature,) = package["features"]
+    assert feature["path"] == "lib/model.py" and feature["rule"] == "LK411"
+    assert feature["verdicts"]["cpu"] == "fails" and set(feature["verdicts"]) == set(document["targets"])
+
+
+def test_a_top_level_import_is_the_main_path(tmp_path, capsys):
+    # trap: the same function, but the module imports the runtime at its top: the main path needs it
+    top = "import torch_tensorrt\n" + EXPORT
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": top}, capsys)
+    assert all(f["context"] != "feature" for f in document["findings"] if f["rule"] == "LK411")
+    assert document["verdicts"]["cpu"]["verdict"] == "fails"
+    assert all(not c["features"] for c in document["components"])
+
+
+def test_a_lazy_import_outside_a_function_is_not_a_feature(tmp_path, capsys):
+    # trap: indented, but in a module-level block that always runs
+    block = "import sys\nif sys.platform == 'linux':\n    import tensorrt as trt\n    builder = trt.Builder(trt.Logger())\n"
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/build.py": block}, capsys)
+    assert all(f["context"] != "feature" for f in document["findings"] if f["rule"] == "LK411")
+    assert document["verdicts"]["cpu"]["verdict"] == "fails"
+
+
+def test_a_feature_beside_a_main_path_failure_does_not_hide_it(tmp_path, capsys):
+    files = {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": EXPORT,
+             "lib/train.py": "import torch\nx = torch.zeros(3, device='cuda')\n"}
+    document = report(tmp_path, files, capsys)
+    assert document["verdicts"]["cpu"]["verdict"] == "fails"
+    assert {r["path"] for r in document["verdicts"]["cpu"]["reasons"]} == {"lib/train.py"}
+
+
+APEX_STEP = ("import torch\n\n\ndef apex_training_step(model, optimizer):\n"
+             "    try:\n        from apex import amp as apex_amp\n"
+             "    except ModuleNotFoundError:\n        raise ModuleNotFoundError('install apex to use amp_mode=apex')\n\n"
+             "    def update(loss):\n        with apex_amp.scale_loss(loss, optimizer) as scaled:\n"
+             "            scaled.backward()\n\n    return update\n")
+APEX_AT_TOP = ("import torch\ntry:\n    from apex import amp\nexcept ImportError:\n    amp = None\n\n\n"
+               "def update(loss, optimizer):\n    with amp.scale_loss(loss, optimizer) as scaled:\n        scaled.backward()\n")
+
+
+def test_a_step_builder_importing_apex_is_a_feature_its_nested_step_too(tmp_path, capsys):
+    """A function that imports the runtime (ignite's `amp_mode='apex'` step builder): the step it
+    returns uses the name, and belongs to the same feature, named for the function that imports."""
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/engine.py": APEX_STEP},
+                      capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/engine.py" and f["line"] in (6, 11)]
+    assert {f["line"] for f in found} == {6, 11} and all("feature" in f["context"].split("+") for f in found)
+    assert all("`apex_training_step()`" in f["message"] for f in found)
+    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+
+
+def test_a_module_level_optional_import_used_in_a_function_is_no_feature(tmp_path, capsys):
+    """Trap: the import is the module's (optional, in try/except at its top), not the function's."""
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/engine.py": APEX_AT_TOP},
+                      capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/engine.py"]
+    assert found and all("feature" not in (f["context"] or "").split("+") for f in found)

@@ -1,0 +1,238 @@
+"""Guards that do not look like `torch.cuda` checks (issue 15 item 3), each with the kind it records
+(JSON `guard`) and a trap that does not protect: HIP/ROCm build branches, option flags, availability
+objects, environment checks, device ternaries, flags followed through their assignments, and a
+package module's `if __name__ == "__main__":` demo block."""
+
+from __future__ import annotations
+
+from auditor.portability.verdict import verdicts
+
+OTHERS = ("tpu", "trainium", "mps", "xpu")
+
+
+def by_line(result, rule: str) -> dict:
+    assert not result.errors, result.errors
+    return {f.line: f for f in result.findings if f.rule == rule}
+
+
+# -- HIP / ROCm build branches ---------------------------------------------------------------------
+
+def test_the_non_hip_branch_of_a_build_does_not_fail_rocm(scan_source):
+    src = ("import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+           "IS_HIP = torch.version.hip is not None\n"
+           "if IS_HIP:\n    flags = ['-O3']\n"
+           "else:\n    ext = CUDAExtension('k', ['k.cu'])\n")
+    ext = by_line(scan_source({"setup.py": src}), "LK402")[7]
+    assert ext.context == "guarded" and "build" in ext.guard.split("+")
+    assert ext.targets["rocm"] == "works" and ext.targets["cpu"] == "raises"
+
+
+def test_a_build_target_compared_with_rocm(scan_source):
+    src = ("import os\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+           "BUILD_TARGET = os.environ.get('BUILD_TARGET', 'auto')\n"
+           "if BUILD_TARGET == 'rocm':\n    ext = None\n"
+           "else:\n    ext = CUDAExtension('k', ['k.cu'])\n")
+    ext = by_line(scan_source({"setup.py": src}), "LK402")[7]
+    assert ext.context == "guarded" and ext.targets["rocm"] == "works" and ext.targets["xpu"] == "raises"
+
+
+def test_trap_a_hip_branch_that_still_calls_nvcc_fails_rocm(scan_source):
+    src = ("import subprocess, torch\nIS_HIP = torch.version.hip is not None\n"
+           "if IS_HIP:\n    subprocess.run(['nvcc', '--version'])\n")
+    nvcc = by_line(scan_source({"setup.py": src}), "LK603")[4]
+    assert nvcc.targets["rocm"] == "raises" and "still raises on rocm" in nvcc.message
+
+
+# -- option flags and config booleans --------------------------------------------------------------
+
+def test_option_flags_record_the_option_kind(scan_source):
+    src = ("import torch\ndef f(args, cfg, m):\n"
+           "    if args.cuda:\n        m = m.cuda()\n"
+           "    if cfg.use_cuda_graphs:\n        g = torch.cuda.CUDAGraph()\n"
+           "    if not args.no_cuda:\n        m = m.cuda()\n"
+           "    return m\n")
+    result = scan_source({"a.py": src})
+    method, graph = by_line(result, "LK102"), by_line(result, "LK212")[6]
+    for finding in (method[4], graph, method[8]):
+        assert finding.context == "guarded" and finding.guard == "option", finding
+        assert all(finding.targets[t] == "works" for t in (*OTHERS, "cpu"))
+
+
+def test_trap_an_option_whose_body_is_pass_and_a_flag_that_is_always_true(scan_source):
+    src = ("import torch\nUSE_CUDA = True\n"
+           "def f(args, m):\n"
+           "    if args.cuda:\n        pass\n"
+           "    m = m.cuda()\n"
+           "    if USE_CUDA:\n        m = m.cuda()\n"
+           "    return m\n")
+    found = by_line(scan_source({"a.py": src}), "LK102")
+    for line in (6, 8):
+        assert found[line].context is None and found[line].guard is None
+        assert found[line].targets["cpu"] == "raises"
+
+
+# -- availability objects and the environment ------------------------------------------------------
+
+def test_availability_objects_and_package_flags(scan_source):
+    src = ("import torch\n"
+           "try:\n    import triton\n    HAS_TRITON = True\nexcept ImportError:\n    HAS_TRITON = False\n"
+           "def f():\n"
+           "    if HAS_TRITON:\n        torch.cuda.synchronize()\n")
+    sync = by_line(scan_source({"a.py": src}), "LK204")[9]
+    assert "package" in sync.guard.split("+") and sync.targets["cpu"] == "works"
+    assert sync.targets["mps"] == "works"  # triton is not installed on MPS: the branch is skipped
+
+
+def test_environment_checks(scan_source):
+    src = ("import os, torch\n"
+           "if 'CUDA_HOME' in os.environ:\n    torch.cuda.synchronize()\n"
+           "if os.environ.get('FORCE_CUDA', '0') == '0':\n    pass\nelse:\n    torch.cuda.synchronize()\n"
+           "if os.getenv('MY_SETTING'):\n    torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"a.py": src}), "LK204")
+    for line in (3, 7):
+        assert found[line].context == "guarded" and found[line].guard == "env"
+        assert found[line].targets["cpu"] == "works" and found[line].targets["tpu"] == "works"
+    assert found[3].targets["rocm"] == "works"  # CUDA_HOME is the CUDA toolkit's: ROCm takes the other path
+    # trap: a variable whose name says nothing about devices guards nothing
+    assert found[9].context is None and found[9].targets["cpu"] == "raises"
+
+
+def test_a_flag_assigned_from_an_availability_check_is_followed(scan_source):
+    src = ("import torch\nclass A:\n    def __init__(self):\n"
+           "        self.has_gpu = torch.cuda.is_available()\n"
+           "    def f(self):\n        if self.has_gpu:\n            torch.cuda.synchronize()\n")
+    sync = by_line(scan_source({"a.py": src}), "LK204")[7]
+    assert sync.context == "guarded" and sync.guard == "availability" and sync.targets["cpu"] == "works"
+
+
+# -- device ternaries ------------------------------------------------------------------------------
+
+def test_a_ternary_that_returns_cpu_and_mps_for_those_values(scan_source):
+    src = ("import torch\ndef g(x, flag):\n"
+           "    return x.to(flag if flag in ('cpu', 'mps') else 'cuda')\n"
+           "def h(x, flag):\n"
+           "    return x.to(flag if flag == 'cuda' else 'cuda')\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert found[3].targets["cpu"] == "works" and found[3].targets["mps"] == "works"
+    assert "raising on cpu" not in found[3].message and "mps and cpu have their own branch" in found[3].message
+    # trap: both branches are CUDA
+    assert found[5].context is None and found[5].targets["cpu"] == "raises"
+
+
+# -- demo blocks ----------------------------------------------------------------------------------
+
+PYPROJECT = "[project]\nname = 'pkg'\n[tool.setuptools.packages.find]\ninclude = ['pkg*']\n"
+MAIN = "import torch\nif __name__ == '__main__':\n    x = torch.zeros(2).cuda()\n"
+
+
+def test_a_package_modules_main_block_is_demo_code_that_never_fails_a_verdict(scan_source):
+    result = scan_source({"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/m.py": MAIN})
+    demo = by_line(result, "LK102")[3]
+    assert demo.context == "demo" and demo.targets["cpu"] == "raises"  # reported as it is
+    assert "demo code" in demo.message
+    assert verdicts([demo])["cpu"].verdict != "fails"
+
+
+def test_trap_a_script_or_a_packages_dunder_main_is_the_program(scan_source):
+    result = scan_source({"pyproject.toml": PYPROJECT, "pkg/__init__.py": "", "pkg/__main__.py": MAIN,
+                          "run.py": MAIN})
+    found = [f for f in result.findings if f.rule == "LK102"]
+    assert {f.path for f in found} == {"pkg/__main__.py", "run.py"}
+    assert all(f.context is None for f in found)
+    assert verdicts(found)["cpu"].verdict == "fails"
+
+
+# -- argparse defaults ----------------------------------------------------------------------------
+
+def test_an_argparse_cuda_default_degrades_instead_of_failing(scan_source):
+    src = ("import argparse, torch\np = argparse.ArgumentParser()\n"
+           "p.add_argument('-d', '--device', default='cuda', help='device')\n"
+           "p.add_argument('--name', default='x')\n"
+           "args = p.parse_args()\n"
+           "x = torch.zeros(2, device='cuda')\n")
+    found = by_line(scan_source({"train.py": src}), "LK101")
+    default = found[3]
+    assert default.context == "optional" and default.guard == "option" and default.severity == "minor"
+    assert default.targets["cpu"] == "degrades" and default.targets["mps"] == "degrades"
+    assert "`--device` option" in default.message and "command line" in default.message
+    assert verdicts([default])["cpu"].verdict == "runs-degraded"
+    # trap: a device the program hard-codes is no option the user can change
+    assert found[6].context is None and found[6].targets["cpu"] == "raises"
+
+
+def test_trap_a_default_of_another_call_is_no_option(scan_source):
+    src = "import torch\ndef make(n, device='cuda'):\n    return n\nx = dict(default='cuda')\ny = torch.zeros(2, device='cuda')\n"
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert all(f.context is None for f in found.values())
+
+
+# -- guards written in a decorator or a module-level mark do not guard themselves ------------------
+
+def test_a_skip_decorator_and_a_pytestmark_are_not_guarded_by_themselves(scan_source):
+    marked = ("import pytest, torch\n"
+              "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+              "def test_a():\n    torch.cuda.synchronize()\n")
+    decorated = ("import torch, unittest\n"
+                 "class T(unittest.TestCase):\n"
+                 "    @unittest.skipUnless(torch.cuda.is_available(), 'needs CUDA')\n"
+                 "    def test_b(self):\n        torch.cuda.synchronize()\n")
+    result = scan_source({"tests/test_m.py": marked, "tests/test_d.py": decorated})
+    checks = {(f.path, f.line): f for f in result.findings if f.rule == "LK201"}
+    for key in (("tests/test_m.py", 2), ("tests/test_d.py", 3)):
+        assert checks[key].context == "test" and checks[key].guard is None, checks[key]
+        assert "holds" not in checks[key].message
+    syncs = {(f.path, f.line): f for f in result.findings if f.rule == "LK204"}
+    assert syncs[("tests/test_m.py", 4)].context == syncs[("tests/test_d.py", 5)].context == "test+guarded"
+
+
+# -- values followed in one module ------------------------------------------------------------------
+
+def test_env_names_followed_through_local_assignments_and_tuple_unpacking(scan_source):
+    src = ("import os\n"
+           "key, value = 'NCCL_ASYNC_ERROR_HANDLING', '1'\n"
+           "os.environ[key] = value\n"
+           "name = 'NCCL_DEBUG'\n"
+           "os.environ.setdefault(name, 'INFO')\n"
+           "print(name)\n"
+           "def setter(var):\n    os.environ[var] = '1'\n"
+           "other = 'NCCL_DEBUG'\nother = 'HOME'\n"
+           "os.environ[other] = '1'\n")
+    found = by_line(scan_source({"a.py": src}), "LK304")
+    assert sorted(found) == [3, 5]  # not the print, a parameter, nor a name assigned twice
+    assert found[3].message.startswith("`NCCL_ASYNC_ERROR_HANDLING`") and found[5].message.startswith("`NCCL_DEBUG`")
+
+
+def test_a_build_constant_imported_inside_a_function_is_a_build_guard(scan_source):
+    src = ("import os\nclass B:\n    def extra_ldflags(self):\n"
+           "        import torch.utils.cpp_extension\n"
+           "        CUDA_HOME = torch.utils.cpp_extension.CUDA_HOME\n"
+           "        if CUDA_HOME is None:\n            ldflags = ['-laio']  # the ROCm case\n"
+           "        else:\n            ldflags = [os.path.join(CUDA_HOME, 'lib64')]\n"
+           "        return ldflags\n")
+    lib = by_line(scan_source({"op_builder/a.py": src}), "LK402")[9]
+    assert lib.context == "guarded" and "build" in lib.guard.split("+") and lib.targets["cpu"] == "works"
+
+
+# -- messages true for the code (item 4) -----------------------------------------------------------
+
+def test_a_class_that_raises_without_its_optional_import_has_no_fallback(scan_source):
+    src = ("try:\n    import cupy\nexcept ImportError:\n    cupy = None\n\n"
+           "class CupyComm:\n    def __init__(self):\n"
+           "        if cupy is None:\n            raise ImportError('CupyComm needs cupy')\n"
+           "        self.stream = cupy.cuda.Stream()\n\n"
+           "def g():\n    if cupy is None:\n        return None\n    return cupy.zeros(3)\n\n"
+           "def h():\n    return cupy.ones(3)\n")
+    found = by_line(scan_source({"a.py": src}), "LK404")
+    required = found[10]
+    assert required.context == "optional" and "fallback runs" not in required.message
+    assert "raises (`if cupy is None: raise`, line 8)" in required.message
+    # traps: an early return is a way around it, and a use with no test says nothing of a raise
+    assert "raises" not in found[15].message and "raises" not in found[18].message
+
+
+def test_a_cuda_named_class_of_a_flat_repository_is_not_called_another_librarys(scan_source):
+    result = scan_source({"cuda_graphs.py": "import torch\nclass CudaGraphRunner:\n    pass\n",
+                          "train.py": "from cuda_graphs import CudaGraphRunner\nr = CudaGraphRunner()\n"})
+    found = [f for f in result.findings if f.rule == "LK298"]
+    assert found and all("another library's CUDA" not in f.message for f in found)
+    assert all("by its name" in f.message for f in found)
