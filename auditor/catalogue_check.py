@@ -44,8 +44,8 @@ _TEMPLATE_FIELDS = frozenset({"message", "suggestion", "subject"})
 # auditor/analysis/apply.py fills them (tests/test_catalogue_check.py holds it to that); every one may
 # also use the rendered `message`, `suggestion` and `subject`.
 CONTEXT_FIELDS: dict[str, frozenset[str]] = {
-    "guarded": frozenset({"runs", "outcome", "guard", "guard_line"}),
-    "optional": frozenset({"guard", "guard_line", "required", "required_line"}),
+    "guarded": frozenset({"runs", "outcome", "guard", "guard_line", "guard_at"}),
+    "optional": frozenset({"guard", "guard_line", "guard_at", "required", "required_line"}),
     "backend-module": frozenset({"module", "backend_kind", "siblings", "missing", "add"}),
     "own-package": frozenset({"package"}),
     "redundant": frozenset({"seeder", "seed", "seed_line", "seed_at"}),

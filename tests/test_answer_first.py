@@ -122,8 +122,10 @@ def test_target_narrows_every_machine_format(repo, capsys):
     assert {case.get("name").split()[0] for case in junit.iter("testcase")} == rocm_rules | {"gate"}
     html = run(capsys, "--format", "html", "--target", "rocm")[1]
     assert '"targets": ["rocm"]' in html.replace('\\"', '"') or '"targets":["rocm"]' in html
+    rdjson = json.loads(run(capsys, "--format", "rdjson", "--target", "rocm")[1])
+    assert {d["code"]["value"] for d in rdjson["diagnostics"]} == rocm_rules
     assert set(REPORTERS) == {"text", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "markdown",
-                              "html"}  # a new format must say what narrowing means for it
+                              "html", "rdjson"}  # a new format must say what narrowing means for it
 
 
 def test_target_narrows_the_gate_and_statistics(repo, capsys):

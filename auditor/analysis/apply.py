@@ -44,6 +44,11 @@ def _cap(effect: str) -> str:
     return DEGRADES if effect == RAISES else effect
 
 
+def _at(line: int | None, before: str, after: str = "") -> str:
+    """", line 3" for a template, or nothing when the line is not known (never "line None")."""
+    return f"{before}line {line}{after}" if line else ""
+
+
 def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[str, str], message: str,
           suggestion: str, catalogue: Catalogue) -> Applied:
     """The finding as its context makes it; `message` and `suggestion` are the rule's, rendered."""
@@ -63,7 +68,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         names.append("redundant")
         effects = dict.fromkeys(every, WORKS)
         seeder, seed, line = where.seeder
-        extra.update(seeder=seeder, seed=seed, seed_line=line, seed_at=f" (line {line})" if line else "")
+        extra.update(seeder=seeder, seed=seed, seed_line=line, seed_at=_at(line, " (", ")"))
     elif where.own is not None:
         names.append("own-package")
         effects = dict.fromkeys(every, WORKS)
@@ -91,7 +96,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         if where.optional is not None:
             names.append("optional")
             effects = {t: _cap(e) for t, e in effects.items()}
-            extra.update(guard=where.optional, guard_line=where.optional_line)
+            extra.update(guard=where.optional, guard_line=where.optional_line, guard_at=_at(where.optional_line, ", "))
         skipped = [t for t in every if not where.condition.may_hold(t) or t in where.served_before]
         if skipped:
             names.append("guarded")
@@ -112,6 +117,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
                 runs = "is the CUDA branch of a per-device dispatch"
             extra.setdefault("guard", where.guard)
             extra.setdefault("guard_line", where.guard_line)
+            extra.setdefault("guard_at", _at(where.guard_line, ", "))
             extra.update(runs=runs, outcome=_outcome(skipped, where, kept, effects))
     if not names:
         served = [t for t in every if t in where.siblings and effects[t] != WORKS]

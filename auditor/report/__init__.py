@@ -29,6 +29,7 @@ REPORTERS: dict[str, str] = {
     "junit": "junit",
     "markdown": "markdown",
     "html": "html_report",
+    "rdjson": "rdjson",
 }
 
 

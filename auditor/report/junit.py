@@ -1,7 +1,11 @@
 """`--format junit`: JUnit XML for CI test views (GitLab `artifacts: reports: junit:`, Jenkins,
 GitHub test-report actions). One test suite per file with findings or errors, one failing test
 case per finding, an error case per file that could not be audited, and a `gate` case that fails
-when the run's gate does."""
+when the run's gate does.
+
+A finding's test name holds no line: rule, name, path and the start of the baseline's fingerprint
+(path, rule, normalised code, occurrence), so a finding whose line moved is the same test, not one
+new failure and one fix in a CI test view. The line is in the `line` attribute and the text."""
 
 from __future__ import annotations
 
@@ -12,8 +16,10 @@ from typing import TextIO
 
 from auditor import TOOL_NAME
 from auditor.console import printable
+from auditor.gates.baseline import keyed
 from auditor.report.model import Report
 
+FINGERPRINT_CHARS = 12  # of the baseline fingerprint's 20 hex digits: unique enough within one file
 # Characters XML 1.0 cannot carry at all (a snippet may hold any of them).
 _INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -31,8 +37,8 @@ def _value(value: object) -> str:
 def build(report: Report) -> ET.Element:
     suites = ET.Element("testsuites", name=TOOL_NAME)
     by_path: dict[str, list] = defaultdict(list)
-    for f in report.findings:
-        by_path[f.path].append(f)
+    for fp, f in keyed(report.findings):
+        by_path[f.path].append((fp, f))
     errors_by_path: dict[str, list] = defaultdict(list)
     for e in report.errors:
         errors_by_path[e.path].append(e)
@@ -40,10 +46,10 @@ def build(report: Report) -> ET.Element:
     for path in sorted(set(by_path) | set(errors_by_path)):
         suite = ET.SubElement(suites, "testsuite", name=_value(path))
         classname = _value(path.rsplit(".", 1)[0].replace("/", "."))
-        for f in by_path[path]:
+        for fp, f in by_path[path]:
             # A notebook's lines are counted in a cell: name it, and point the file line at the start.
             where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
-            case = ET.SubElement(suite, "testcase", name=_text(f"{f.rule} {f.name} at {where}"),
+            case = ET.SubElement(suite, "testcase", name=_value(f"{f.rule} {f.name} in {path} [{fp[:FINGERPRINT_CHARS]}]"),
                                  classname=classname, file=_value(path), line=str(f.line if f.cell is None else 1))
             failure = ET.SubElement(case, "failure", message=_value(f.message), type=f.severity)
             # Every line starts with our own word: a value starting `::` would otherwise begin a line
