@@ -211,8 +211,9 @@
   }
 
   // ---- plan -------------------------------------------------------------------------------
+  // No effort in the plan (capacity questions, a way back) is no badge, as the markdown has it.
   function effortBadge(effort) {
-    return el("span", "effort effort-" + (EFFORTS[effort] || "other"), effort || "effort unknown");
+    return el("span", "effort effort-" + (EFFORTS[effort] || "other"), effort);
   }
   function plan() {
     var p = data.plan;
@@ -223,10 +224,10 @@
     s.appendChild(el("ol", "steps", steps.map(function (step) {
       var items = step.items || [];
       return el("li", "step",
-        el("div", "step-head", el("strong", null, step.title || ""), " ", effortBadge(step.effort)),
+        el("div", "step-head", el("strong", null, step.title || ""), step.effort ? [" ", effortBadge(step.effort)] : null),
         step.reason ? el("p", "reason", step.reason) : null,
         items.length ? el("ul", "items", items.map(function (item) {
-          return el("li", "item", effortBadge(item.effort), " ", item.text || "",
+          return el("li", "item", item.effort ? [effortBadge(item.effort), " "] : null, item.text || "",
             item.path ? [" ", button("link loc", where(item.path, item.line), function () { setFilter("path", item.path); },
                                      "Show the findings in this file")] : null);
         })) : null);

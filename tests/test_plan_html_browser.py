@@ -1,0 +1,178 @@
+"""The plan page (`audit plan PATH --target T --format html`) in a real browser: the demo
+repository's plan for tpu loads offline, shows the headline, the seven steps with their efforts
+and their items, links an item to its file's findings, and keeps a repository's file names as
+text. Chromium and Playwright as tests/test_html_browser.py drives them (its fixtures; the same
+LOCKIN_SKIP_BROWSER_TESTS opt-out)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import test_html_browser as browser_tests
+
+from auditor.plan.command import PlanRequest, run_plan
+
+# The report's browser fixtures (Chromium through Playwright, the opt-out, console and request
+# capture), bound here so that pytest finds them by name.
+browser = browser_tests.browser
+open_page = browser_tests.open_page
+ROOT = browser_tests.ROOT
+
+DEMO = "fixtures/demo-repo"
+TARGET = "tpu"
+EVIL = "<img src=x onerror=alert(7)>\u2028"
+PAGE_LIMIT = 200_000  # bytes of the demo's plan page (bench/html_size.py measures the report's)
+
+
+@dataclass(frozen=True)
+class Planned:
+    html: str
+    plan: dict
+    report: dict  # the page's own data block, what its script reads
+
+
+def _plan(path: str) -> Planned:
+    html = run_plan(PlanRequest(path, TARGET, "html", cache=False))
+    plan = json.loads(run_plan(PlanRequest(path, TARGET, "json", cache=False)))
+    start = html.index('<script type="application/json" id="audit-data">')
+    data = html[html.index(">", start) + 1:html.index("</script>", start)]
+    return Planned(html, plan, json.loads(data))
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[Planned]:
+    here = os.getcwd()
+    os.chdir(ROOT)  # the page's paths start with fixtures/demo-repo/, as a CI job run from the checkout has them
+    try:
+        yield _plan(DEMO)
+    finally:
+        os.chdir(here)
+
+
+def _paths(loaded) -> list[str]:
+    return loaded.page.locator("article.finding .loc").all_text_contents()
+
+
+def test_the_plan_page_loads_offline_with_no_console_error(open_page, demo):
+    loaded = open_page(demo.html, "plan.html")
+    assert loaded.console == [] and loaded.requests == [] and loaded.dialogs == []
+    page = loaded.page
+    assert page.title() == f"lockin-auditor: plan for {TARGET} in {demo.report['scan_root']}"
+    assert page.locator("header.top h1").text_content() == "lockin-auditor: migration plan"
+    assert page.locator("#plan h2").text_content() == f"Plan for {TARGET}"
+    assert loaded.matching() == loaded.cards() == len(demo.report["findings"]) > 0
+
+
+def test_the_headline_verdict_and_score_are_the_plans(open_page, demo):
+    headline = demo.plan["headline"]
+    assert headline["verdict"] == "fails" and isinstance(headline["score"], float)
+    row = open_page(demo.html, "plan.html").page.locator(f"#chart .chart-row[data-target='{TARGET}']")
+    assert row.locator(".verdict").text_content() == headline["verdict"]
+    assert row.locator(".score").text_content().split(" ")[0] == f"{headline['score']:.1f}"
+    assert "verdict-fails" in row.locator(".bar").get_attribute("class")
+
+
+def test_the_seven_steps_in_order_with_their_titles_and_efforts(open_page, demo):
+    steps = demo.plan["steps"]
+    assert len(steps) == 7
+    shown = open_page(demo.html, "plan.html").page.locator("#plan li.step")
+    assert shown.count() == 7
+    assert [shown.nth(i).locator(".step-head strong").text_content() for i in range(7)] == [s["title"] for s in steps]
+    for i, step in enumerate(steps):
+        badge = shown.nth(i).locator(".step-head .effort")
+        # an effort the plan states is shown; none stated (capacity, a way back) is no badge, as the markdown has it
+        assert badge.all_text_contents() == ([step["effort"]] if step["effort"] else []), step["title"]
+        items = shown.nth(i).locator("li.item")
+        assert items.count() == len(step["items"]), step["title"]
+        assert items.locator(".effort").all_text_contents() == [it["effort"] for it in step["items"] if it["effort"]]
+    assert None in [s["effort"] for s in steps]  # the demo has a step without one
+    assert "effort unknown" not in "".join(shown.all_text_contents())
+
+
+def test_step_one_lists_the_dependencies_the_base_image_among_them(open_page, demo):
+    first = demo.plan["steps"][0]
+    assert first["title"] == "Dependencies first"
+    items = open_page(demo.html, "plan.html").page.locator("#plan li.step").nth(0).locator("li.item")
+    texts = items.all_text_contents()
+    for shown, item in zip(texts, first["items"], strict=True):
+        assert item["text"] in shown
+    base = items.filter(has_text="the base image")
+    assert base.count() == 1
+    assert base.locator("button.link").text_content() == f"{DEMO}/Dockerfile:2"
+    assert {"flash-attn", "bitsandbytes", "nvidia-cublas-cu12"} <= {t.split(":")[0] for t in (i["text"] for i in first["items"])}
+
+
+def test_an_item_links_to_its_files_findings(open_page, demo):
+    loaded = open_page(demo.html, "plan.html")
+    page = loaded.page
+    items = page.locator("#plan li.item")
+    planned = [item for step in demo.plan["steps"] for item in step["items"]]
+    assert items.count() == len(planned)
+    linked = 0
+    for i, item in enumerate(planned):
+        link = items.nth(i).locator("button.link")
+        if not item["path"]:
+            assert link.count() == 0, item["text"]
+            continue
+        linked += 1
+        where = f"{item['path']}:{item['line']}" if item["line"] else item["path"]
+        assert link.text_content() == where
+    assert linked >= 20
+    every = _paths(loaded)
+    for path in sorted({item["path"] for item in planned if item["path"]}):
+        items.locator("button.link", has_text=path).first.click()
+        assert page.locator("#filter-path").input_value() == path
+        shown = _paths(loaded)
+        # every file a plan item names has findings, and its link shows those and only those
+        assert shown and shown == [s for s in every if s.startswith(path + ":")], path
+        assert loaded.matching() == len(shown)
+        page.click("button.reset")
+    assert loaded.console == []
+
+
+def _evil_repository(root: Path) -> Path:
+    """A repository whose file and folder names and package lines hold markup and U+2028."""
+    repo = root / "repo"
+    (repo / f"kernels{EVIL}").mkdir(parents=True)
+    (repo / f"{EVIL}.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.set_device(0)\n",
+                                     encoding="utf-8")
+    (repo / f"kernels{EVIL}" / "ops.py").write_text("import triton\n", encoding="utf-8")
+    (repo / "requirements.txt").write_text(f"flash-attn\nnvidia-cublas-cu12{EVIL}\n", encoding="utf-8")
+    (repo / "setup.py").write_text(f"from setuptools import setup\nsetup(name='x', install_requires=['cupy-cuda12x{EVIL}'])\n",
+                                   encoding="utf-8")
+    return repo
+
+
+def test_untrusted_names_in_plan_items_stay_text(open_page, tmp_path, monkeypatch):
+    _evil_repository(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    planned = _plan("repo")
+    evil_paths = {i["path"] for s in planned.plan["steps"] for i in s["items"] if i["path"] and EVIL in i["path"]}
+    assert {f"repo/{EVIL}.py", f"repo/kernels{EVIL}/ops.py"} <= evil_paths  # step 2 and step 3 name them
+    assert "\u2028" not in planned.html and "<img" not in planned.html
+    loaded = open_page(planned.html, "evil-plan.html")
+    page = loaded.page
+    assert loaded.console == [] and loaded.requests == [] and loaded.dialogs == []
+    assert page.locator("img, iframe, object, embed").count() == 0
+    assert page.evaluate("[...document.querySelectorAll('*')].flatMap(e => [...e.attributes])"
+                         ".filter(a => a.name.startsWith('on')).length") == 0
+    links = page.locator("#plan li.item button.link").all_text_contents()
+    for path in evil_paths:
+        assert any(text.startswith(path) for text in links), path  # verbatim, U+2028 and all
+    page.locator("#plan li.item button.link", has_text=f"kernels{EVIL}").first.click()
+    assert page.locator("#filter-path").input_value() == f"repo/kernels{EVIL}/ops.py"
+    assert loaded.matching() >= 1 and page.locator("img").count() == 0 and loaded.dialogs == []
+
+
+def test_the_demo_plan_page_is_small_enough_to_attach(demo):
+    """bench/html_size.py's figures for the plan page of the demo: bytes and gzip -9 bytes."""
+    page = demo.html.encode("utf-8")
+    compressed = len(gzip.compress(page, 9))
+    assert len(page) < PAGE_LIMIT, f"{len(page):,} bytes (gzip -9: {compressed:,})"
+    assert compressed < len(page) / 3
