@@ -98,7 +98,14 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
     from auditor.pipeline.scan import resolve_root
     from auditor.run import Request, execute
 
-    given = _existing_paths(paths)
+    given, stdin_folder = None, None
+    if values["stdin_filename"] is not None or any(str(p) == "-" for p in paths or ()):
+        # only `audit - --stdin-filename PATH` (and its misuses: exit 2, one line)
+        from auditor.pipeline.stdin import config_folder, stdin_request
+
+        stdin = stdin_request([str(p) for p in paths or ()], values["stdin_filename"])
+        given, stdin_folder = ["-"], config_folder(stdin)
+    given = given or _existing_paths(paths)
     cwd = os.getcwd()
     overrides: dict[str, Any] = {}
     request: dict[str, Any] = {}
@@ -113,7 +120,8 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
             search[name] = value
         elif name and value is not None:
             overrides[name] = value
-    settings = load_settings(resolve_root(given), overrides, search["config"], search["isolated"])
+    root = resolve_root([stdin_folder] if stdin_folder is not None else given)
+    settings = load_settings(root, overrides, search["config"], search["isolated"])
     for key in rows:
         if key.after is not None:
             settings = key.after(settings, values[key.param], cwd)

@@ -43,6 +43,7 @@ class Request:
     exit_non_zero_on_fix: bool = False  # with --fix: exit 1 when a file changed (ruff's)
     show_files: bool = False  # list the files the run would audit, and exit
     show_settings: bool = False  # print the settings, and exit
+    stdin_filename: str | None = None  # with `-`: the source comes from stdin, checked as this file
 
 
 def _env(name: str) -> bool:
@@ -117,6 +118,9 @@ def check_request(settings: Settings, request: Request) -> None:
                           f"`baseline` in the configuration), or write one first with --write-baseline FILE")
     if request.exit_non_zero_on_fix and not request.fix:
         raise ConfigError("--exit-non-zero-on-fix judges what --fix changed; add --fix")
+    if request.stdin_filename is not None and (request.add_noqa or request.show_files):
+        raise ConfigError(f"{'--add-noqa' if request.add_noqa else '--show-files'} works on files, not on standard "
+                          f"input (`-`); give the file's path instead")
 
 
 def execute(paths: list[str], settings: Settings, request: Request) -> int:
@@ -132,11 +136,26 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
         raise ConfigError(f"cannot write {output}: folder {output.parent} does not exist; choose a writable --output path")
     hook = hook_run(paths)
     changed_by_fix = False
-    result = scan(paths, settings, base=os.getcwd())
+    stdin = request.stdin_filename
+    if stdin is not None:
+        # only `audit - --stdin-filename PATH`
+        from auditor.pipeline.stdin import read_stdin, scan_stdin
+
+        data, oversized = read_stdin(sys.stdin.buffer, settings.max_bytes)
+        result, runtime = scan_stdin(stdin, data, oversized, settings, os.getcwd())
+    else:
+        result = scan(paths, settings, base=os.getcwd())
     for warning in result.warnings:
         _note(f"warning: {warning}")
     nothing_to_check = _explain_skipped(result, paths)
-    if request.fix or request.diff:
+    if stdin is not None and (request.fix or request.diff) and not oversized:
+        fixed_data = _fix_stdin(result, runtime, data, settings, request, output)
+        if request.diff:
+            return 1 if fixed_data != data else 0
+        if fixed_data != data:
+            result = scan_stdin(stdin, fixed_data, False, settings, os.getcwd())[0]
+            changed_by_fix = True
+    elif request.fix or request.diff:
         # the fixer brings libcst and the rules: only --fix and --diff load it
         from auditor.fix.run import run_fixes
 
@@ -188,14 +207,41 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
                     hook=hook, quiet=settings.quiet, color=request.color, to_file=output is not None,
                     unsafe_fixes=request.unsafe_fixes, summary_only=settings.summary_only, focus=focus,
                     hidden_by_target=off_focus)
-    if not settings.silent:
-        _write(report, fmt, output)
+    if not settings.silent and not (stdin is not None and request.fix and output is None):
+        _write(report, fmt, output)  # `--fix -` gives stdout the fixed source; the report only to --output
     if _SAYS["reasons"]:
         for reason in gate.reasons:
             stderr_line(f"audit: {reason}")
     if request.exit_non_zero_on_fix and changed_by_fix and not settings.exit_zero and gate.exit_code == 0:
         return 1  # ruff's --exit-non-zero-on-fix: a commit hook that fixed files must stop the commit
     return gate.exit_code
+
+
+def _fix_stdin(result: ScanResult, runtime: object, data: bytes, settings: Settings, request: Request,
+               output: Path | None) -> bytes:
+    """`--fix -` writes the fixed source (the input when nothing applies) to stdout, as ruff does;
+    `--diff -` prints the diff. Nothing is written to disk. The fixed bytes come back."""
+    # the fixer: only `--fix -` and `--diff -`
+    from auditor.fix.apply import FixRun
+    from auditor.pipeline.stdin import fix_stdin
+
+    outcome, fixed = fix_stdin(result, runtime, data, request.unsafe_fixes)  # type: ignore[arg-type]
+    if outcome.error is not None:
+        _note(f"warning: {outcome.error.path}: {outcome.error.message}")
+    count = sum(outcome.applied.values()) if outcome.changed else 0
+    _note(f"{'would fix' if request.diff else 'fixed'} {count} finding{'s' if count != 1 else ''} in "
+          f"{1 if outcome.changed else 0} file{'' if outcome.changed else 's'}")
+    if request.diff:
+        if not settings.silent:
+            _write_text(FixRun([outcome]).diff(), output, guarded_folders(result))
+    elif sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(fixed)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:
+            silence_stdout()
+    return fixed
 
 
 def _score_map(scores: Scores) -> dict[str, float]:

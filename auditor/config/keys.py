@@ -527,6 +527,10 @@ KEYS: tuple[Key, ...] = (
         field="respect_gitignore", type=bool, default=True, file=_boolean,
         flags=("--respect-gitignore/--no-respect-gitignore",), option=bool | None, panel=FILES,
         extra={"show_default": False}),
+    Key("stdin-filename", "With `-` as the path: read the source from stdin and check it as this file (its kind, "
+        "configuration and reported path); an editor's way in, as ruff's.",
+        to="request.stdin_filename", flags=("--stdin-filename",), option=str | None, panel=FILES,
+        extra={"show_default": False}),
     Key("max-file-size", "Skip files larger than this many MB.",
         field="max_bytes", type=int, default=DEFAULT_MAX_BYTES,
         flags=("--max-file-size",), option=float, option_default=DEFAULT_MAX_BYTES / 1024 / 1024, panel=FILES,
