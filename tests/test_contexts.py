@@ -232,6 +232,30 @@ def test_backend_module_without_a_cpu_fallback_still_fails_where_no_sibling_serv
     assert sync.targets["tpu"] == sync.targets["cpu"] == "raises"
 
 
+XLA_ACCELERATOR = "def devices():\n    import torch_xla.core.xla_model as xm\n\n    return xm.get_xla_supported_devices()\n"
+
+
+def test_a_module_named_for_another_target_among_device_siblings_is_its_backend(scan_source):
+    """accelerators/xla.py beside cuda.py, mps.py and cpu.py (a framework's accelerator layer): the
+    TPU backend; the others run their own module, ROCm the CUDA one, the rest fall back to CPU's."""
+    result = scan_source({"pkg/accelerators/xla.py": XLA_ACCELERATOR, "pkg/accelerators/cuda.py": "x = 1\n",
+                          "pkg/accelerators/mps.py": "x = 1\n", "pkg/accelerators/cpu.py": "x = 1\n"})
+    found = [f for f in result.findings if f.path.endswith("xla.py")]
+    assert found and all(f.context and "backend-module" in f.context.split("+") for f in found)
+    for f in found:
+        assert f.targets["cpu"] == f.targets["mps"] == f.targets["rocm"] == "works"
+        assert f.targets["xpu"] != "raises"  # no sibling: it falls back to the CPU backend
+    assert "the TPU backend of a dispatch layer" in found[0].message
+
+
+def test_a_module_named_for_another_target_alone_or_among_strategies_is_the_main_path(scan_source):
+    """Traps: xla.py beside ddp.py and fsdp.py (strategies, not devices), and xla.py alone."""
+    for files in ({"pkg/strategies/xla.py": XLA_ACCELERATOR, "pkg/strategies/ddp.py": "x = 1\n",
+                   "pkg/strategies/fsdp.py": "x = 1\n"}, {"pkg/xla.py": XLA_ACCELERATOR}):
+        found = [f for f in scan_source(files).findings if f.path.endswith("xla.py")]
+        assert found and all("backend-module" not in (f.context or "").split("+") for f in found)
+
+
 def test_platforms_folder_with_only_cuda_is_the_main_path(scan_source):
     result = scan_source({"pkg/platforms/cuda.py": PLATFORM, "pkg/platforms/interface.py": "x = 1\n"})
     assert by_line(result, "LK204")[4].context is None

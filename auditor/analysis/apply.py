@@ -195,7 +195,10 @@ def _outcome(skipped: list[str], where: Where, before: dict[str, str], after: di
 
 def _backend_fields(backend, catalogue: Catalogue) -> dict[str, str]:
     gpu_words = catalogue.table("contexts").get("backend_modules", {}).get("gpu", ())
-    kind = "GPU" if any(word in backend.module.lower() for word in gpu_words) else "NVIDIA"
+    if backend.serves:
+        kind = targets.get(backend.serves).display
+    else:
+        kind = "GPU" if any(word in backend.module.lower() for word in gpu_words) else "NVIDIA"
     return {"backend_kind": kind, **_backend_text(backend)}
 
 
@@ -208,7 +211,8 @@ def _backend_text(backend) -> dict[str, str]:
     every = targets.names()
     covered = [t for t in every if t in backend.covered]
     # A target that accepts CUDA calls runs the CUDA backend itself: it needs no sibling.
-    missing = [t for t in every if t not in backend.covered and not targets.has_role(t, "accepts-cuda-calls")]
+    missing = [t for t in every if t not in backend.covered and t != backend.serves
+               and (backend.serves or not targets.has_role(t, "accepts-cuda-calls"))]
     if covered:
         siblings = f"{join(covered)} {'have' if len(covered) > 1 else 'has'} sibling backend modules"
     else:

@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from auditor import targets
 from auditor.catalogue import Catalogue, load_table
 from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
@@ -45,6 +46,9 @@ class BackendModule:
     # The folder whose modules a CUDA-named folder mirrors (ops/cutedsl/rms_norm.py beside
     # ops/rms_norm.py): the default implementation the other targets run.
     default: str = ""
+    # The target a module named for another device serves (accelerators/xla.py beside cuda.py and
+    # cpu.py: "tpu"); "" for the CUDA (or Triton) backend.
+    serves: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ class FileFacts:
             parts.append(f"ext={','.join(sorted(self.extensions))}")
         if self.backend is not None:
             parts.append(f"backend={self.backend.module}:{','.join(sorted(self.backend.covered))}:"
-                         f"{','.join(self.backend.others)}:{self.backend.default}")
+                         f"{','.join(self.backend.others)}:{self.backend.default}:{self.backend.serves}")
         return "|".join(parts)
 
 
@@ -355,7 +359,7 @@ class ProjectInfo:
         display = relative
         lowered = display.lower()
         if not any(word in lowered for word in conf.cuda_words):
-            return None  # the common case: nothing on the path is named for CUDA
+            return self._target_backend(path, display, conf)
         parts = display.split("/")
         absolute = os.path.abspath(path)
         # The file itself (cuda.py, cuda_accelerator.py, kernel_cuda.cu), then its folders, innermost first.
@@ -389,6 +393,40 @@ class ProjectInfo:
                 return BackendModule(shown_name, frozenset(), (), default=shown_name.rpartition("/")[0] or ".")
             return None  # named for CUDA, but alone: the main path
         return None
+
+    def _target_backend(self, path: str, display: str, conf: _Config) -> BackendModule | None:
+        """A module named for another target (accelerators/xla.py, strategies/xla.py) beside
+        modules named for CUDA or other devices with the same other name parts: that target's
+        backend of a dispatch layer, which the other targets do not run (their siblings serve them)."""
+        name = os.path.basename(path)
+        if not name.endswith(_MODULE_SUFFIXES):
+            return None
+        tokens = [t for t in _SPLIT.split(_stem(name).lower()) if t]
+        served = {conf.sibling_words[t] for t in tokens if conf.sibling_words.get(t)}
+        if len(served) != 1:
+            return None  # named for no target, or for several: not one device's backend
+        (serves,) = served
+        rest = [t for t in tokens if t not in conf.sibling_words]
+        covered: set[str] = set()
+        others: set[str] = set()
+        folder = os.path.dirname(os.path.abspath(path))
+        for sibling in self._listing(folder):
+            if sibling == name or not self._comparable(folder, sibling, True, name):
+                continue
+            sibling_tokens = [t for t in _SPLIT.split(_stem(sibling).lower()) if t]
+            named = set(conf.cuda_words) | set(conf.sibling_words)
+            if [t for t in sibling_tokens if t not in named] != rest:
+                continue
+            for token in sibling_tokens:
+                if token in conf.cuda_words:
+                    covered.update(targets.with_role("accepts-cuda-calls"))  # the CUDA module runs there
+                elif token in conf.sibling_words:
+                    target = conf.sibling_words[token]
+                    (covered.add(target) if target else others.add(token))
+        covered.discard(serves)
+        if not covered:
+            return None  # alone, or beside devices outside the targets only: the main path
+        return BackendModule(display, frozenset(covered), tuple(sorted(others)), serves=serves)
 
     def _mirrors(self, folder: str, conf: _Config) -> bool:
         """A CUDA-named folder is an alternative implementation when at least two of its public
