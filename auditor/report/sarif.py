@@ -26,6 +26,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from auditor import TOOL_NAME, __version__
+from auditor.discover.ignore import repository_root as nearest_git_folder
 from auditor.gates.baseline import keyed
 from auditor.report.model import Report
 from auditor.report.notebook_lines import NotebookPlaces
@@ -69,14 +70,8 @@ def _rule(rule: object) -> dict:
 def repository_root(folder: str) -> str:
     """The nearest folder at or above `folder` holding `.git` (a folder, a worktree's file or a
     link: only its name is looked at, nothing is read), else `folder` itself."""
-    here = os.path.abspath(folder)
-    while True:
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return os.path.abspath(folder)
-        here = parent
+    start = os.path.abspath(folder)
+    return nearest_git_folder(start) or start
 
 
 class _Paths:
