@@ -566,11 +566,7 @@ class Judge:
         on the other targets, by design."""
         if not isinstance(statement, cst.If) or statement.orelse is not None:
             return None
-        body = statement.body.body
-        last = body[-1] if body else None
-        if isinstance(last, cst.SimpleStatementLine) and last.body:
-            last = last.body[-1]
-        if not self._exits(last):
+        if not self._exits(_last_statement(statement)):
             return None
         return ~self.truth(statement.test)
 
@@ -579,18 +575,12 @@ class Judge:
         package and raises where it is missing; there is no fallback."""
         if not isinstance(statement, cst.If) or statement.orelse is not None:
             return False
-        body = statement.body.body
-        last = body[-1] if body else None
-        if isinstance(last, cst.SimpleStatementLine) and last.body:
-            last = last.body[-1]
+        last = _last_statement(statement)
         return isinstance(last, cst.Raise) and not self._exits(last) and (~self.truth(statement.test)).requires_package
 
     def exits_block(self, statement: cst.If) -> bool:
         """Whether the body of an `if` always leaves the block (return, continue, break, raise)."""
-        body = statement.body.body
-        last = body[-1] if body else None
-        if isinstance(last, cst.SimpleStatementLine) and last.body:
-            last = last.body[-1]
+        last = _last_statement(statement)
         return isinstance(last, (cst.Return, cst.Continue, cst.Break, cst.Raise)) or self._exits(last)
 
     def _exits(self, node: cst.CSTNode | None) -> bool:
@@ -665,3 +655,12 @@ class Judge:
 def _flag_kind(name: str) -> str:
     """`IS_HIP`, `is_rocm_build`: which build this is; `use_cuda`, `args.xla`: an option the user sets."""
     return "build" if name.lstrip("_").lower().startswith("is_") else "option"
+
+
+def _last_statement(statement: cst.If) -> cst.CSTNode | None:
+    """The last statement of an `if`'s body (the last small one of a `x; return` line), or None."""
+    body = statement.body.body
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        last = last.body[-1]
+    return last
