@@ -145,16 +145,23 @@ def registry() -> Registry:
 
 
 def _read() -> dict[str, Any]:
+    return read_catalogue_file(FILE, RegistryError, "the target registry must exist")
+
+
+def read_catalogue_file(relative: str, error: type[CatalogueError], needed: str,
+                        folder: Path | None = None) -> dict[str, Any]:
+    """rules/<relative> (in `folder`, default the catalogue's) parsed; a missing file or invalid
+    TOML is `error` naming it (exit 2)."""
     import tomllib  # not at import: `audit --version` reads no TOML
 
-    path = catalogue_dir() / FILE
+    path = (catalogue_dir() if folder is None else folder) / relative
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except FileNotFoundError:
-        raise RegistryError(f"rules/{FILE} is missing: the target registry must exist") from None
+        raise error(f"rules/{relative} is missing: {needed}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise RegistryError(f"rules/{FILE}: {exc}") from None
+        raise error(f"rules/{relative}: {exc}") from None
 
 
 def parsed() -> dict[str, Any]:

@@ -16,13 +16,12 @@ file and the row (exit 2), like the rest of the catalogue."""
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from auditor import targets as registry
-from auditor.targets import CatalogueError, catalogue_dir
+from auditor.targets import CatalogueError, catalogue_dir, read_catalogue_file
 
 FOLDER = "plan"
 STATUSES = ("verified", "inferred", "unverified")
@@ -178,14 +177,7 @@ class PlanCatalogue:
 
 
 def _read(stem: str) -> dict[str, Any]:
-    path = catalogue_dir() / FOLDER / f"{stem}.toml"
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise CatalogueError(f"rules/{FOLDER}/{stem}.toml is missing: `audit plan` needs it") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogueError(f"rules/{FOLDER}/{stem}.toml: {exc}") from None
+    return read_catalogue_file(f"{FOLDER}/{stem}.toml", CatalogueError, "`audit plan` needs it", catalogue_dir())
 
 
 class _Where:
