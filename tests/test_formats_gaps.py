@@ -149,6 +149,11 @@ def test_notebook_findings_point_at_the_line_of_the_ipynb_file(tmp_path, capsys,
         assert issues[rule]["location"]["positions"]["begin"] == {"line": region["startLine"],
                                                                   "column": region["startColumn"]}
         assert issues[rule]["description"].startswith(f"{rule} cell ")
+    # JUnit: the test case's `line` attribute is the same line of the .ipynb file
+    cases = {case.get("name").split()[0]: case for case in ET.fromstring(run(capsys, "junit")).iter("testcase")
+             if case.get("name", "").startswith("LK")}
+    for rule in expected:
+        assert cases[rule].get("line") == str(by_rule[rule]["locations"][0]["physicalLocation"]["region"]["startLine"])
 
 
 def test_a_notebook_that_changed_or_is_gone_falls_back_to_its_first_line(tmp_path, capsys, monkeypatch):
@@ -171,6 +176,8 @@ def test_a_notebook_that_changed_or_is_gone_falls_back_to_its_first_line(tmp_pat
     monkeypatch.setattr(notebook_lines, "read_regular_file", gone)
     log = json.loads(run(capsys, "sarif"))
     assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in log["runs"][0]["results"]} == {1}
+    assert {case.get("line") for case in ET.fromstring(run(capsys, "junit")).iter("testcase")
+            if case.get("name", "").startswith("LK")} == {"1"}
     monkeypatch.setattr(notebook_lines, "read_regular_file", real)
 
 

@@ -17,7 +17,9 @@ from typing import TextIO
 from auditor import TOOL_NAME
 from auditor.console import printable
 from auditor.gates.baseline import keyed
+from auditor.model import Finding
 from auditor.report.model import Report
+from auditor.report.notebook_lines import NotebookPlaces
 
 FINGERPRINT_CHARS = 12  # of the baseline fingerprint's 20 hex digits: unique enough within one file
 # Characters XML 1.0 cannot carry at all (a snippet may hold any of them).
@@ -34,6 +36,14 @@ def _value(value: object) -> str:
     return _text(printable(str(value)))
 
 
+def _file_line(finding: Finding, places: NotebookPlaces) -> int:
+    """The line in the file itself: a notebook finding's line in the `.ipynb` JSON."""
+    if finding.cell is None:
+        return finding.line
+    region = places.region(finding)
+    return region.line if region is not None else 1
+
+
 def build(report: Report) -> ET.Element:
     suites = ET.Element("testsuites", name=TOOL_NAME)
     by_path: dict[str, list] = defaultdict(list)
@@ -42,15 +52,17 @@ def build(report: Report) -> ET.Element:
     errors_by_path: dict[str, list] = defaultdict(list)
     for e in report.errors:
         errors_by_path[e.path].append(e)
+    places = NotebookPlaces(report)
     total = failures = errors = 0
     for path in sorted(set(by_path) | set(errors_by_path)):
         suite = ET.SubElement(suites, "testsuite", name=_value(path))
         classname = _value(path.rsplit(".", 1)[0].replace("/", "."))
         for fp, f in by_path[path]:
-            # A notebook's lines are counted in a cell: name it, and point the file line at the start.
+            # A notebook's lines are counted in a cell: name it, and point at the notebook's own line
+            # (the first line when the notebook cannot be read again).
             where = f"cell {f.cell}:{f.line}:{f.column}" if f.cell is not None else f"{f.line}:{f.column}"
             case = ET.SubElement(suite, "testcase", name=_value(f"{f.rule} {f.name} in {path} [{fp[:FINGERPRINT_CHARS]}]"),
-                                 classname=classname, file=_value(path), line=str(f.line if f.cell is None else 1))
+                                 classname=classname, file=_value(path), line=str(_file_line(f, places)))
             failure = ET.SubElement(case, "failure", message=_value(f.message), type=f.severity)
             # Every line starts with our own word: a value starting `::` would otherwise begin a line
             # that a CI log reads as a workflow command (issue 20, D28).
