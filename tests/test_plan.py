@@ -291,3 +291,107 @@ def test_the_plan_says_when_it_saw_no_dependency_file(tmp_path):
     code_only = repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
     assert any("No dependency file" in u for u in plan(code_only, "tpu")["unseen"])
     assert not any("No dependency file" in u for u in plan(DEMO, "tpu")["unseen"])
+
+
+# ---- per component ------------------------------------------------------------------------------------
+
+GRAPH = "import torch\ng = torch.cuda.CUDAGraph()\n"  # cuda-graphs: days, and no equivalent on trainium
+
+
+def _package(tmp_path: Path, extra: dict[str, str]) -> Path:
+    """A repository shipping the package `pkg` (a `.cuda()` call and a synchronize), with `extra` beside it."""
+    return repo(tmp_path, {"pyproject.toml": '[project]\nname = "pkg"\n', "pkg/__init__.py": "",
+                           "pkg/model.py": "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n", **extra})
+
+
+def _items(document: dict, key: str) -> dict[str, dict]:
+    return {item["path"].split("/repo/", 1)[-1]: item for item in steps(document)[key]["items"] if item["path"]}
+
+
+def test_the_headline_gives_each_component_its_verdict_score_and_blockers(demo_tpu):
+    parts = {c["name"]: c for c in demo_tpu["headline"]["components"]}
+    assert list(parts)[0] == "demo" and parts["demo"]["shipped"] and parts["demo"]["kind"] == "package"
+    # what ships is the headline: the same verdict, score and blockers
+    head = demo_tpu["headline"]
+    assert (parts["demo"]["verdict"], parts["demo"]["score"]) == (head["verdict"], head["score"])
+    assert parts["demo"]["blockers"] == head["blockers"]
+    # the container is judged on its own: its base image blocks it, and not the headline
+    assert parts["containers"]["verdict"] == "fails" and not parts["containers"]["shipped"]
+    assert [b["rule"] for b in parts["containers"]["blockers"]][:1] == ["LK509"]
+    assert parts["scripts"]["verdict"] == "runs-degraded" and parts["scripts"]["blockers"]
+    assert "of them in what the repository ships (demo)" in head["summary"]
+
+
+def test_an_example_item_is_cheaper_and_optional_a_package_item_counts_fully(tmp_path):
+    document = plan(_package(tmp_path, {"examples/graph.py": GRAPH, "pkg/graph.py": GRAPH}), "tpu")
+    items = _items(document, "target-changes")
+    example, shipped = items["examples/graph.py"], items["pkg/graph.py"]
+    assert example["components"] == ["examples"] and shipped["components"] == ["pkg"]
+    assert (shipped["effort"], shipped["optional"]) == ("days", False)
+    assert (example["effort"], example["optional"]) == ("hours", True)  # one bucket down
+    assert "an example, not what the repository ships" in example["reason"]
+    assert steps(document)["target-changes"]["effort"] == "days"  # the package's own kernel decides
+
+
+def test_an_optional_item_never_sets_the_step_s_effort(tmp_path):
+    """An example's CUDA graph has no equivalent on Trainium: the example is marked so, and the step's
+    effort stays what the package needs (minutes), not "no equivalent"."""
+    document = plan(_package(tmp_path, {"examples/graph.py": GRAPH}), "trainium")
+    step = steps(document)["target-changes"]
+    example = _items(document, "target-changes")["examples/graph.py"]
+    assert (example["effort"], example["optional"]) == ("no equivalent", True)
+    assert "an example" in example["reason"]  # still said why it matters less
+    assert step["effort"] == "minutes" and "example" not in step["reason"]
+
+
+def test_context_and_component_shift_once_not_twice(tmp_path):
+    """Test code (context) in the tests (component) is one reason to be smaller: days -> hours, not minutes."""
+    document = plan(_package(tmp_path, {"tests/test_graph.py": GRAPH}), "tpu")
+    item = _items(document, "target-changes")["tests/test_graph.py"]
+    assert item["components"] == ["tests"] and item["optional"] is True
+    assert item["effort"] == "hours"
+    assert "test code" in item["reason"] and "in the test suite" in item["reason"]
+
+
+def test_a_joined_context_shifts_by_its_parts():
+    """A context of several names ("test+guarded") finds each name's shift (it found none before)."""
+    from dataclasses import replace
+
+    from auditor.model import Finding
+    from auditor.plan.catalogue import plan_catalogue
+    from auditor.plan.effort import finding_cost
+
+    graph = Finding(path="pkg/graph.py", line=2, column=1, end_line=2, end_column=9, rule="LK212", name="cuda-graphs",
+                    category="cuda-api", severity="major", message="m", suggestion="", targets={"tpu": "raises"},
+                    context="test+guarded")
+    effort = plan_catalogue().effort
+    assert finding_cost(graph, "tpu", effort).bucket == "hours"
+    main_path = replace(graph, context=None)
+    assert finding_cost(main_path, "tpu", effort).bucket == "days"
+
+
+def test_containers_and_ci_count_fully(tmp_path):
+    document = plan(_package(tmp_path, {"docker/Dockerfile": "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\n"}), "rocm")
+    image = _items(document, "dependencies")["docker/Dockerfile"]
+    assert image["components"] == ["containers"] and image["optional"] is False
+    assert image["effort"] == "minutes" and "moves with the code" in image["reason"]
+
+
+def test_a_dependency_item_names_every_component_it_is_in(demo_tpu):
+    items = {i["package"]: i for i in steps(demo_tpu)["dependencies"]["items"]}
+    assert items["flash-attn"]["components"] == ["containers", "demo"]
+    assert items["bitsandbytes"]["components"] == ["docs"] and items["bitsandbytes"]["optional"] is True
+    assert items["triton"]["optional"] is False
+
+
+def test_markdown_shows_the_components_and_marks_optional_items(tmp_path):
+    document = run_plan(PlanRequest(str(_package(tmp_path, {"examples/graph.py": GRAPH})), "tpu", cache=False))
+    table = document[document.index("By component"):document.index("## 1.")]
+    assert "| pkg (ships) | package | fails |" in table and "| examples | examples | fails |" in table
+    assert "*(in examples; optional)*" in document and "*(in pkg)*" in document
+
+
+def test_one_component_is_the_headline_and_no_table(tmp_path):
+    text = run_plan(PlanRequest(str(repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2).cuda()\n"})), "tpu",
+                                cache=False))
+    assert "By component" not in text and "*(in " not in text

@@ -31,6 +31,30 @@ def _effort(item: dict) -> str:
     return f" **[{item['effort']}]**" if item.get("effort") else ""
 
 
+def _parts(item: dict, split: bool) -> str:
+    """The components an item is in, when the plan is split into several; optional said so."""
+    names = ", ".join(esc(name) for name in item.get("components") or []) if split else ""
+    optional = "optional" if item.get("optional") else ""
+    tag = "; ".join(part for part in (f"in {names}" if names else "", optional) if part)
+    return f" *({tag})*" if tag else ""
+
+
+def _components(plan: dict) -> list[str]:
+    """The headline per component: verdict and score on the target and what blocks it first."""
+    parts = plan["headline"].get("components") or []
+    if len(parts) < 2:  # one component is the headline itself
+        return []
+    lines = ["", "By component (the headline judges what ships; the others are judged on their own):", "",
+             f"| component | kind | verdict on {plan['target']} | score | what blocks it first |", "|---|---|---|---|---|"]
+    for part in parts:
+        blockers = part["blockers"]
+        first = (esc(blockers[0]["why"]) + _place(blockers[0]) + (f" (+{len(blockers) - 1} more)" if len(blockers) > 1 else "")
+                 if blockers else "nothing")
+        shipped = " (ships)" if part["shipped"] else ""
+        lines.append(f"| {esc(part['name'])}{shipped} | {part['kind']} | {part['verdict']} | {part['score']} | {first} |")
+    return lines
+
+
 def _fact_line(fact: dict) -> str:
     source = f" ({fact['source']})" if fact.get("source") else ""
     flag = " *(unverified)*" if fact.get("status") == "unverified" else ""
@@ -46,10 +70,12 @@ def render_plan(plan: dict) -> str:
     if head["blockers"]:
         lines += ["", "What blocks it:"]
         lines += [f"- {esc(b['why'])}{_place(b)}" for b in head["blockers"]]
+    lines += _components(plan)
+    split = len(head.get("components") or []) > 1
     for step in plan["steps"]:
         lines += ["", f"## {step['number']}. {step['title']}" + (f" — effort: {step['effort']}" if step["effort"] else ""),
                   "", step["summary"]]
-        lines += _step_body(step)
+        lines += _step_body(step, split)
     lines += ["", "## Score after automatic fixes", "",
               f"About **{after['score']}** ({after['verdict']}) on {plan['target']}, from {head['score']}: {after['how']} "
               "(an estimate)."]
@@ -58,7 +84,7 @@ def render_plan(plan: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _step_body(step: dict) -> list[str]:
+def _step_body(step: dict, split: bool = False) -> list[str]:
     lines: list[str] = []
     if step["key"] == "hardware-choices":
         if step.get("owner"):
@@ -93,12 +119,12 @@ def _step_body(step: dict) -> list[str]:
     if step["key"] == "dependencies":
         for item in step["items"]:
             where = ", ".join(code(f"{p['path']}:{p['line']}") for p in item["places"][:4])
-            lines.append(f"- {esc(item['text'])}{_effort(item)} — {where}")
+            lines.append(f"- {esc(item['text'])}{_effort(item)}{_parts(item, split)} — {where}")
         return lines
     if step["items"]:
         lines.append("")
         shown = step["items"][:40]
-        lines += [f"- {esc(i['text'])}{_effort(i)}{_place(i)}" for i in shown]
+        lines += [f"- {esc(i['text'])}{_effort(i)}{_parts(i, split)}{_place(i)}" for i in shown]
         if len(step["items"]) > len(shown):
             lines.append(f"- … and {len(step['items']) - len(shown)} more (`--format json` lists them all)")
     return lines
