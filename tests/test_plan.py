@@ -230,6 +230,50 @@ def test_cloud_signals_point_to_their_provider_s_chip(tmp_path):
     assert any("AWS signals" in why for why in with_aws["trainium"]["why"])
 
 
+@pytest.mark.parametrize(("name", "files", "points_to"), [
+    ("aws-sdk", {"s3.py": "import boto3\n"}, "trainium"),
+    ("sagemaker", {"requirements.txt": "sagemaker\n"}, "trainium"),
+    ("s3-url", {"data.py": "URL = 's3://my-bucket/train'\n"}, "trainium"),
+    ("trainium-instance", {"launch.sh": "aws ec2 run-instances --instance-type trn1.32xlarge\n"}, "trainium"),
+    ("gcs-url", {"data.py": "URL = 'gs://my-bucket/train'\n"}, "tpu"),
+    ("vertex", {"job.py": "from google.cloud import aiplatform\n"}, "tpu"),
+    ("tpu-type", {"job.yaml": "acceleratorType: v5litepod-8\n"}, "tpu"),
+    ("azure", {"blob.py": "from azure.storage.blob import BlobServiceClient\n"}, "rocm"),
+])
+def test_each_cloud_signal_points_to_its_provider_s_chip(tmp_path, name, files, points_to):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    signalled = {r["target"]: r for r in ranked(repo(tmp_path / name, {**base, **files}))}
+    moved = {t for t, r in signalled.items() if r["points"] != plain[t]}
+    assert moved == {points_to}, name
+    assert signalled[points_to]["points"] == plain[points_to] + 15  # [ranking] cloud, once per provider
+
+
+def test_a_region_name_alone_moves_no_target(tmp_path):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    region = ranked(repo(tmp_path / "region", {**base, "cfg.py": "REGION = 'us-east-1'\n"}))
+    assert {r["target"]: r["points"] for r in region} == plain
+
+
+def test_a_provider_counts_once_and_its_signals_are_named(tmp_path):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    rows = {r["target"]: r for r in ranked(repo(tmp_path / "aws", {**base, "s3.py": "import boto3\nU = 's3://my-bucket/x'\n"}))}
+    assert rows["trainium"]["points"] == plain["trainium"] + 15
+    assert any(why.startswith("AWS signals (AWS SDK, S3 URL)") for why in rows["trainium"]["why"])
+
+
+@pytest.mark.parametrize(("files", "workload"), [
+    ({"train.py": "import torch\nloss.backward()\noptimizer.step()\n"}, "Only training code was seen"),
+    ({"serve.py": "import torch\nwith torch.inference_mode():\n    y = m(x)\n"}, "Inference is the cheaper first step"),
+    ({"both.py": "import torch\nloss.backward()\nout = model.generate(x)\n"}, "Inference is the cheaper first step"),
+    ({"lib.py": "import torch\ndef f(x):\n    return x\n"}, "Neither training nor inference code was seen"),
+])
+def test_the_workload_signal_says_which_first_step_is_cheaper(tmp_path, files, workload):
+    assert plan(repo(tmp_path, files))["workload"].startswith(workload)
+
+
 def test_a_tool_s_support_moves_a_target(tmp_path):
     base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
     served = {r["target"]: r for r in ranked(repo(tmp_path / "ds", {**base, "requirements.txt": "deepspeed\n"}))}

@@ -71,6 +71,8 @@ def edit(path: Path, old: str, new: str) -> None:
      r"plan.toml \[effort.component\] example: names nothing in rules/components.toml `kinds`"),
     ("plan", "docs = { shift = -1, optional = true", "docs = { shift = -1, optional = 'yes'",
      r"plan.toml \[effort.component\] docs: `optional` must be true or false"),
+    ("plan", "cloud_kinds = ['cloud'", "cloud_kinds = ['clouds'",
+     r"plan.toml \[ranking\] cloud_kinds: names the signal kinds .*; not 'clouds'"),
     ("plan", "display = { shift = -1, reason = 'only shown", "shown = { shift = -1, reason = 'only shown",
      r"plan.toml \[effort.context\] shown: names nothing in rules/contexts.toml `order`"),
 ])

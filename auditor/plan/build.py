@@ -358,7 +358,10 @@ def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
     judged = verdicts(shipped, shipped_errors)
     scores = _scores(shipped, scan)
     tools = _tools_used(scan, catalogue)
-    providers = {s.provider for s in scan.signals if s.kind == "cloud" and s.provider}
+    providers: dict[str, list[str]] = {}  # provider -> what of it was found
+    for signal in of_kind(scan.signals, *weights["cloud_kinds"]):
+        if signal.provider and signal.what not in providers.setdefault(signal.provider, []):
+            providers[signal.provider].append(signal.what)
     rows = []
     for name in targets.names():
         verdict, score = judged[name].verdict, scores[name]
@@ -374,7 +377,7 @@ def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
             info = catalogue.providers.get(provider)
             if info is not None and name in info.targets:
                 points += weights["cloud"]
-                why.append(f"{info.display} signals: {info.why}")
+                why.append(f"{info.display} signals ({', '.join(providers[provider])}): {info.why}")
         rows.append({"target": name, "display": targets.get(name).display, "verdict": verdict, "score": score,
                      "dependencies": deps, "points": round(points, 1), "host": targets.has_role(name, "host"),
                      "why": why})

@@ -450,7 +450,12 @@ def _ranking(table: Any, where: _Where) -> dict[str, Any]:
     bad = next((level for level in tool if level not in LEVELS), None)
     if bad is not None:
         raise where.fail("[ranking] tool", f"unknown level {bad!r}; levels: {', '.join(LEVELS)}")
-    return {"verdict": dict(verdict), "tool": dict(tool), "cloud": table["cloud"]}
+    kinds = where.strings(table, "cloud_kinds", "[ranking]")
+    bad = next((kind for kind in kinds if kind not in SIGNAL_KINDS), None)
+    if bad is not None or not kinds:
+        raise where.fail("[ranking] cloud_kinds", f"names the signal kinds that point to a provider ({', '.join(SIGNAL_KINDS)})"
+                         + (f"; not {bad!r}" if bad else ""))
+    return {"verdict": dict(verdict), "tool": dict(tool), "cloud": table["cloud"], "cloud_kinds": kinds}
 
 
 def _providers(table: Any, where: _Where) -> dict[str, Provider]:
