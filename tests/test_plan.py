@@ -293,12 +293,16 @@ def test_the_ranking_names_the_workload_and_the_edge_path(tmp_path):
 
 
 def test_repository_text_cannot_shape_the_markdown():
-    from auditor.plan.markdown import code, esc
+    from auditor.plan.markdown import cell, code, esc
 
     assert esc("<script>alert(1)</script> [x](http://e) | *b*") == \
         "\\<script\\>alert(1)\\</script\\> \\[x\\](http://e) \\| \\*b\\*"
     assert esc("a `pair` stays") == "a `pair` stays" and esc("odd ` one") == "odd \\` one"
     assert esc("two\nlines") == "two lines" and code("a`b\nc") == "`a'b c`"
+    # inside a code span markdown shows everything literally: no escape there (it would show as `\<`)
+    assert esc("`x<y|*z*` and <b>") == "`x<y|*z*` and \\<b\\>"
+    # a table cell escapes every pipe, in code spans too (GFM reads `\|` there), and none twice
+    assert cell(esc("`a|b` and c|d")) == "`a\\|b` and c\\|d"
 
 
 def test_a_target_without_notes_in_the_catalogue_gets_a_plan_that_says_so():

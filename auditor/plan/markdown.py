@@ -7,13 +7,23 @@ from __future__ import annotations
 import re
 
 _SPECIAL = re.compile(r"([\\\[\]<>|*])")  # what could make a link, HTML, a table cell or emphasis
+_PIPE = re.compile(r"(?<!\\)\|")
 
 
 def esc(text: object) -> str:
     """Text from the scanned repository, shown as plain text in markdown: no link, no HTML, one
-    line; code spans stay when their backticks pair up (an odd one is escaped)."""
-    value = _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-    return value if value.count("`") % 2 == 0 else value.replace("`", "\\`")
+    line. Code spans stay when their backticks pair up (an odd one is escaped), and their inside is
+    left as it is: markdown shows a code span literally, so an escape there would show too."""
+    value = " ".join(str(text).split())
+    if value.count("`") % 2:
+        return _SPECIAL.sub(r"\\\1", value).replace("`", "\\`")
+    parts = value.split("`")
+    return "`".join(part if i % 2 else _SPECIAL.sub(r"\\\1", part) for i, part in enumerate(parts))
+
+
+def cell(text: str) -> str:
+    """Markdown made safe for a table cell: every pipe escaped, in code spans too (GFM reads `\\|` there)."""
+    return _PIPE.sub(r"\\|", text)
 
 
 def code(text: object) -> str:
@@ -51,7 +61,7 @@ def _components(plan: dict) -> list[str]:
         first = (esc(blockers[0]["why"]) + _place(blockers[0]) + (f" (+{len(blockers) - 1} more)" if len(blockers) > 1 else "")
                  if blockers else "nothing")
         shipped = " (ships)" if part["shipped"] else ""
-        lines.append(f"| {esc(part['name'])}{shipped} | {part['kind']} | {part['verdict']} | {part['score']} | {first} |")
+        lines.append(f"| {esc(part['name'])}{shipped} | {part['kind']} | {part['verdict']} | {part['score']} | {cell(first)} |")
     return lines
 
 
