@@ -39,9 +39,10 @@ class Planned:
     report: dict  # the page's own data block, what its script reads
 
 
-def _plan(path: str) -> Planned:
-    html = run_plan(PlanRequest(path, TARGET, "html", cache=False))
-    plan = json.loads(run_plan(PlanRequest(path, TARGET, "json", cache=False)))
+def _plan(path: str, target: str | None = TARGET) -> Planned:
+    """The page, the JSON and the page's data of the plan for `target` (None: the ranking)."""
+    html = run_plan(PlanRequest(path, target, "html", cache=False))
+    plan = json.loads(run_plan(PlanRequest(path, target, "json", cache=False)))
     start = html.index('<script type="application/json" id="audit-data">')
     data = html[html.index(">", start) + 1:html.index("</script>", start)]
     return Planned(html, plan, json.loads(data))
@@ -215,11 +216,7 @@ def ranking() -> Iterator[Planned]:
     here = os.getcwd()
     os.chdir(ROOT)
     try:
-        html = run_plan(PlanRequest(DEMO, None, "html", cache=False))
-        document = json.loads(run_plan(PlanRequest(DEMO, None, "json", cache=False)))
-        start = html.index('<script type="application/json" id="audit-data">')
-        data = html[html.index(">", start) + 1:html.index("</script>", start)]
-        yield Planned(html, document, json.loads(data))
+        yield _plan(DEMO, None)
     finally:
         os.chdir(here)
 
