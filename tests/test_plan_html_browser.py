@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,6 +271,10 @@ def _evil_repository(root: Path) -> Path:
     (repo / "requirements.txt").write_text(f"flash-attn\nnvidia-cublas-cu12{EVIL}\n", encoding="utf-8")
     (repo / "setup.py").write_text(f"from setuptools import setup\nsetup(name='x', install_requires=['cupy-cuda12x{EVIL}'])\n",
                                    encoding="utf-8")
+    # a package whose name is markup: the component's name, in the headline and the items
+    (repo / "pyproject.toml").write_text(f'[tool.setuptools]\npackages = ["pkg{EVIL}"]\n', encoding="utf-8")
+    (repo / f"pkg{EVIL}").mkdir()
+    (repo / f"pkg{EVIL}" / "__init__.py").write_text("import torch\nx = torch.zeros(2).cuda()\n", encoding="utf-8")
     return repo
 
 
@@ -280,12 +285,19 @@ def test_untrusted_names_in_plan_items_stay_text(open_page, tmp_path, monkeypatc
     evil_paths = {i["path"] for s in planned.plan["steps"] for i in s["items"] if i["path"] and EVIL in i["path"]}
     assert {f"repo/{EVIL}.py", f"repo/kernels{EVIL}/ops.py"} <= evil_paths  # step 2 and step 3 name them
     assert "\u2028" not in planned.html and "<img" not in planned.html
+    text = run_plan(PlanRequest("repo", TARGET, cache=False))  # the markdown: the same names kept plain
+    assert "\u2028" not in text
+    assert re.search(r"(?<!\\)<img", re.sub(r"`[^`\n]*`", "", text)) is None  # raw only in code spans
     loaded = open_page(planned.html, "evil-plan.html")
     page = loaded.page
     assert loaded.console == [] and loaded.requests == [] and loaded.dialogs == []
     assert page.locator("img, iframe, object, embed").count() == 0
     assert page.evaluate("[...document.querySelectorAll('*')].flatMap(e => [...e.attributes])"
                          ".filter(a => a.name.startsWith('on')).length") == 0
+    package = f"pkg{EVIL}"
+    assert package in [c["name"] for c in planned.plan["headline"]["components"]]
+    assert page.locator("#plan-headline button.part", has_text=package).text_content() == package  # verbatim
+    assert package in page.locator("#plan li.item button.part").all_text_contents()
     links = page.locator("#plan li.item button.loc").all_text_contents()
     for path in evil_paths:
         assert any(text.startswith(path) for text in links), path  # verbatim, U+2028 and all

@@ -76,7 +76,7 @@ def render_plan(plan: dict) -> str:
     head, after = plan["headline"], plan["after_fixes"]
     lines.append(f"**Verdict: {head['verdict']}**, score {head['score']} on {plan['target']}; "
                  f"after `audit --fix` about {after['score']} (an estimate: {after['fixed']} finding(s) rewritten). "
-                 + head["summary"])
+                 + esc(head["summary"]))  # it names the shipped components: repository text
     if head["blockers"]:
         lines += ["", "What blocks it:"]
         lines += [f"- {esc(b['why'])}{_place(b)}" for b in head["blockers"]]
