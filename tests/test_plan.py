@@ -443,3 +443,11 @@ def test_one_component_is_the_headline_and_no_table(tmp_path):
     text = run_plan(PlanRequest(str(repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2).cuda()\n"})), "tpu",
                                 cache=False))
     assert "By component" not in text and "*(in " not in text
+
+
+def test_a_hardware_choice_only_in_an_example_is_optional(tmp_path):
+    example = "import os\nimport torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\ny = torch.ones(2).cuda()\n"
+    step = steps(plan(_package(tmp_path, {"examples/run.py": example}), "tpu"))["hardware-choices"]
+    items = {item["text"].split(":")[0]: item for item in step["items"]}
+    assert items["Device"]["components"] == ["examples", "pkg"] and items["Device"]["optional"] is False
+    assert items["Visibility variables"]["components"] == ["examples"] and items["Visibility variables"]["optional"] is True

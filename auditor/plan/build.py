@@ -102,8 +102,11 @@ def _step(number: int, key: str, title: str, summary: str, items: list[dict], or
 
 
 def _combined(costs: list[Cost], order: tuple[str, ...]) -> Cost:
-    """One item's cost from its findings': the largest that is not optional; optional when all are."""
+    """One item's cost from its findings': the largest that is not optional; optional when all are
+    (none: the smallest bucket)."""
     chosen = largest_cost(order, costs)
+    if chosen is None:
+        return Cost(order[0], "")
     return Cost(chosen.bucket, chosen.reason, all(c.optional for c in costs))
 
 
@@ -206,6 +209,7 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
     owner = _owner(scan)
     registry_target = targets.get(target)
     groups = []
+    optional: list[bool] = []  # per group: every finding of it is in an optional component
     for choice in catalogue.choices:
         found = [f for f in scan.findings if catalogue.kind_of(f.name) == choice.kind]
         compiled = of_kind(scan.signals, "compile") if choice.kind == "compile" else []
@@ -213,19 +217,19 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
             continue
         places = sorted({(f.path, f.line) for f in found} | {(s.path, s.line) for s in compiled})
         fixed = sum(1 for f in found if fixable(f))
-        costs = [scan.cost(f, target, catalogue) for f in found]
+        cost = _combined([scan.cost(f, target, catalogue) for f in found], catalogue.effort.order)
         text = choice.owner.format(owner=owner or NEW_OWNER,
                                    backend=registry_target.backend or "its backend",
                                    visibility=", ".join(registry_target.visibility) or "none")
         groups.append({"kind": choice.kind, "title": choice.title, "owner": text, "lines": len(places),
                        "fixed_by_audit_fix": fixed, "files": sorted({p for p, _ in places}),
                        "signals": [s.to_dict() for s in compiled],
-                       "effort": (largest_cost(catalogue.effort.order, costs) or Cost(catalogue.effort.order[0], "")).bucket,
-                       "optional": bool(costs) and all(c.optional for c in costs)})
+                       "effort": cost.bucket})
+        optional.append(cost.optional)
     items = [_item(f"{g['title']}: {g['lines']} line(s) in {len(g['files'])} file(s), {g['fixed_by_audit_fix']} by "
-                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], g["title"], g.pop("optional")),
+                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], g["title"], apart),
                    g["files"][0] if g["files"] else None, components=scan.parts(g["files"]))
-             for g in groups]
+             for g, apart in zip(groups, optional, strict=True)]
     total = sum(g["lines"] for g in groups)
     fixed = sum(g["fixed_by_audit_fix"] for g in groups)
     summary = (f"{total} line(s) choose the hardware, {fixed} of them rewritten by `audit --fix`. "
@@ -260,7 +264,7 @@ def changes_for(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
         if kind in skip or finding.name in NOT_A_TIE or finding.targets.get(target) == "works":
             continue
         items.append(_item(f"{finding.rule} {finding.name}: {finding.message}", scan.cost(finding, target, catalogue),
-                           finding.path, finding.line, scan.parts([finding.path]), kind=kind))
+                           finding.path, finding.line, components=scan.parts([finding.path]), kind=kind))
     step = _step(3, "target-changes", f"What changes for {targets.get(target).display}",
                  (f"{len(items)} other finding(s) to port by hand on {target}." if items
                   else f"No other code needs porting for {target}."),
