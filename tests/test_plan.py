@@ -451,3 +451,21 @@ def test_a_hardware_choice_only_in_an_example_is_optional(tmp_path):
     items = {item["text"].split(":")[0]: item for item in step["items"]}
     assert items["Device"]["components"] == ["examples", "pkg"] and items["Device"]["optional"] is False
     assert items["Visibility variables"]["components"] == ["examples"] and items["Visibility variables"]["optional"] is True
+
+
+def test_the_page_keeps_each_step_s_largest_items_and_says_how_many_more():
+    from auditor.plan.page import for_page
+
+    order = ("minutes", "hours", "days", "no equivalent")
+    items = [{"text": str(i), "effort": ("days" if i % 10 == 0 else "minutes"), "optional": i == 20} for i in range(150)]
+    document = {"steps": [{"number": 3, "items": items}, {"number": 4, "items": items[:3]}]}
+    cut = for_page(document, order, limit=12)
+    third, fourth = cut["steps"]
+    kept = [int(i["text"]) for i in third["items"]]
+    assert len(kept) == 12 and third["more"] == 138 and kept == sorted(kept)  # the plan's order
+    # the fourteen "days" items but the optional one fill it first: the first twelve of them
+    assert kept == [0, 10, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120]
+    assert fourth["items"] == items[:3] and fourth["more"] == 0
+    assert document["steps"][0]["items"] is items and len(items) == 150  # the plan itself is whole
+    ranking = {"ranking": []}
+    assert for_page(ranking, order) is ranking

@@ -212,6 +212,22 @@ def test_the_contents_links_reach_their_sections(open_page, demo):
         assert abs(top) < 5 or section == ids[-1], (section, top)  # scrolled to it (the last may not reach the top)
 
 
+def test_a_long_step_shows_its_largest_items_and_how_many_more(open_page, monkeypatch):
+    from auditor.plan import page as plan_page
+
+    monkeypatch.setattr(plan_page, "PAGE_ITEMS", 5)
+    monkeypatch.chdir(ROOT)
+    planned = _plan(DEMO)
+    step = next(s for s in planned.plan["steps"] if s["key"] == "target-changes")
+    assert len(step["items"]) > 5  # the JSON keeps every item
+    loaded = open_page(planned.html, "cut.html")
+    shown = loaded.page.locator("#plan li.step").nth(2)
+    assert shown.locator("li.item").count() == 5
+    assert shown.locator("li.item .effort").all_text_contents() == ["days"] * 5  # the largest first
+    assert shown.locator("li.more-items").text_content().startswith(f"\u2026 and {len(step['items']) - 5} more")
+    assert loaded.console == []
+
+
 @pytest.fixture(scope="module")
 def ranking() -> Iterator[Planned]:
     here = os.getcwd()

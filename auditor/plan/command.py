@@ -17,6 +17,7 @@ from auditor.plan.build import Scan, plan_for, ranking
 from auditor.plan.catalogue import check_rules, plan_catalogue
 from auditor.plan.generated import check_entry
 from auditor.plan.markdown import render_plan, render_ranking
+from auditor.plan.page import for_page
 from auditor.plan.signals import find_signals
 from auditor.plan.write import WriteRefused, write_tests
 from auditor.report.model import judge_components
@@ -99,5 +100,5 @@ def _render(document: dict, fmt: str, markdown, result, found: Scan) -> str:
         # the page's components table and filter: the parts the plan judged (build_report gives
         # them only with a Report)
         report["components"] = [judged.to_dict() for judged in found.components]
-        return render_html(report, document)  # the plan's steps, or the ranking
+        return render_html(report, for_page(document, plan_catalogue().effort.order))  # the plan's steps, or the ranking
     return markdown(document)

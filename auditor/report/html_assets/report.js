@@ -290,7 +290,9 @@
         el("div", "step-head", el("strong", null, step.title || ""), step.effort ? [" ", effortBadge(step.effort)] : null),
         step.summary ? el("p", "summary", step.summary) : null,
         step.reason ? el("p", "reason", step.reason) : null,
-        items.length ? el("ul", "items", items.map(planItem)) : null);
+        items.length ? el("ul", "items", items.map(planItem), step.more
+          ? el("li", "more-items", "\u2026 and " + step.more + " more, none larger than these: every finding is in the list " +
+               "below (filter it by target, component or path), and --format json lists every item") : null) : null);
     })));
     var after = p.after_fixes || {};
     s.appendChild(el("p", "after", el("strong", null, "After automatic fixes: "), "about " + score(after.score) +
