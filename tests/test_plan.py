@@ -451,6 +451,9 @@ def test_a_hardware_choice_only_in_an_example_is_optional(tmp_path):
     items = {item["text"].split(":")[0]: item for item in step["items"]}
     assert items["Device"]["components"] == ["examples", "pkg"] and items["Device"]["optional"] is False
     assert items["Visibility variables"]["components"] == ["examples"] and items["Visibility variables"]["optional"] is True
+    text = run_plan(PlanRequest(str(tmp_path / "repo"), "tpu", cache=False))
+    assert "- **Visibility variables** [minutes] *(in examples; optional)*: 1 line(s)" in text
+    assert "- **Device** [minutes] *(in examples, pkg)*: 2 line(s)" in text
 
 
 def test_the_page_keeps_each_step_s_largest_items_and_says_how_many_more():

@@ -99,8 +99,8 @@ def _step_body(step: dict, split: bool = False) -> list[str]:
     if step["key"] == "hardware-choices":
         if step.get("owner"):
             lines += ["", f"Closest to owning the device choice today: {code(step['owner'])}."]
-        for group in step["groups"]:
-            lines += ["", f"- **{group['title']}** [{group['effort']}]: {group['lines']} line(s) in "
+        for group, item in zip(step["groups"], step["items"], strict=True):  # an item per group, in order
+            lines += ["", f"- **{group['title']}** [{group['effort']}]{_parts(item, split)}: {group['lines']} line(s) in "
                           f"{len(group['files'])} file(s), {group['fixed_by_audit_fix']} by `audit --fix`. "
                           f"Owner: {group['owner']}"]
             lines += [f"  - {code(path)}" for path in group["files"][:8]]
