@@ -171,6 +171,11 @@ def test_a_repository_with_no_lock_in_gets_a_short_plan_that_says_so(tmp_path):
     by_key = steps(document)
     assert by_key["dependencies"]["items"] == [] and by_key["hardware-choices"]["groups"] == []
     assert by_key["target-changes"]["items"] == [] and by_key["way-back"]["keep"] == []
+    text = run_plan(PlanRequest(str(clean), "tpu", cache=False))
+    demo = run_plan(PlanRequest(str(DEMO), "tpu", cache=False))
+    # short: no work item in steps 1 to 3 (each has an effort in bold), half the demo's length at most
+    assert "**[" not in text[:text.index("## 4. ")] and len(text.splitlines()) <= len(demo.splitlines()) / 2
+    assert "By component" not in text and "What blocks it" not in text
 
 
 def test_a_dispatch_layer_plans_minutes_of_work(capsys):
@@ -272,6 +277,36 @@ def test_a_provider_counts_once_and_its_signals_are_named(tmp_path):
 ])
 def test_the_workload_signal_says_which_first_step_is_cheaper(tmp_path, files, workload):
     assert plan(repo(tmp_path, files))["workload"].startswith(workload)
+
+
+def _tool_names() -> list[str]:
+    from auditor.plan.catalogue import plan_catalogue
+
+    return [tool.name for tool in plan_catalogue().tools]
+
+
+@pytest.mark.parametrize("name", _tool_names())
+@pytest.mark.parametrize("by", ["import", "package"])
+def test_each_tool_moves_each_target_by_its_support(tmp_path, name, by):
+    """Every tool of rules/plan/tools.toml, found by its import or by its package: each target it has
+    a support row for gets that level's points on top of its verdict and score, the others none,
+    and the why names it (the tool's own import may bring findings: the score is the row's)."""
+    from auditor.plan.catalogue import plan_catalogue
+
+    catalogue = plan_catalogue()
+    weights = catalogue.ranking
+    tool = next(t for t in catalogue.tools if t.name == name)
+    uses = ({"use.py": f"import torch\nimport {tool.imports[0]}\n"} if by == "import"
+            else {"requirements.txt": f"{tool.packages[0]}\n", "m.py": "import torch\n"})
+    document = plan(repo(tmp_path, uses))
+    assert document["tools"] == [tool.display]
+    for row in document["ranking"]:
+        support = tool.support.get(row["target"])
+        own = (row["score"] or 0) + weights["verdict"][row["verdict"]]
+        moved = weights["tool"][support.level] if support else 0
+        assert row["points"] == pytest.approx(own + moved), (name, row["target"])
+        named = [why for why in row["why"] if why.startswith(f"{tool.display}: ")]
+        assert named == ([f"{tool.display}: {support.level} ({support.fact.text}; {support.fact.source})"] if support else [])
 
 
 def test_a_tool_s_support_moves_a_target(tmp_path):
