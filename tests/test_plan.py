@@ -254,6 +254,16 @@ def test_each_cloud_signal_points_to_its_provider_s_chip(tmp_path, name, files, 
     assert signalled[points_to]["points"] == plain[points_to] + 15  # [ranking] cloud, once per provider
 
 
+def test_the_ranking_counts_the_dependency_changes_of_what_ships(tmp_path):
+    shipped = _package(tmp_path / "a", {"requirements.txt": "cupy-cuda12x\n"})
+    example = _package(tmp_path / "b", {"examples/requirements.txt": "cupy-cuda12x\n"})
+    rows = {r["target"]: r for r in ranked(shipped)}
+    aside = {r["target"]: r for r in ranked(example)}
+    assert rows["tpu"]["dependencies"] == 1 and aside["tpu"]["dependencies"] == 0
+    assert "1 dependency change(s) (step 1)" in rows["tpu"]["why"]
+    assert "0 dependency change(s) (step 1), and 1 optional (examples, tests, docs)" in aside["tpu"]["why"]
+
+
 def test_a_region_name_alone_moves_no_target(tmp_path):
     base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
     plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}

@@ -369,9 +369,12 @@ def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
     rows = []
     for name in targets.names():
         verdict, score = judged[name].verdict, scores[name]
-        deps = sum(1 for item in dependencies(scan, name, catalogue)["items"] if not item["works"])
+        changes = [item for item in dependencies(scan, name, catalogue)["items"] if not item["works"]]
+        deps = sum(1 for item in changes if not item["optional"])  # an example's requirement is not the move's
         points = (score or 0.0) + weights["verdict"].get(verdict, 0)
-        why = [f"{verdict}, score {score}", f"{deps} dependency change(s) (step 1)"]
+        optional = len(changes) - deps
+        why = [f"{verdict}, score {score}", f"{deps} dependency change(s) (step 1)"
+               + (f", and {optional} optional (examples, tests, docs)" if optional else "")]
         for tool in tools:
             support = tool.support.get(name)
             if support is not None:
