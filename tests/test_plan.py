@@ -517,3 +517,14 @@ def test_the_page_keeps_each_step_s_largest_items_and_says_how_many_more():
     assert document["steps"][0]["items"] is items and len(items) == 150  # the plan itself is whole
     ranking = {"ranking": []}
     assert for_page(ranking, order) is ranking
+
+
+def test_a_repository_of_examples_is_judged_on_its_examples(tmp_path, capsys):
+    """Nothing shipped and no scripts: the examples are what the repository is (the headline judged
+    nothing and said "runs, 100" before, for the plan and for `audit`)."""
+    examples = repo(tmp_path, {"examples/train.py": "import torch\nx = torch.zeros(2).cuda()\n"})
+    document = plan(examples, "tpu")
+    assert document["headline"]["verdict"] == "fails" and document["headline"]["score"] < 100
+    assert main([str(examples), "--format", "json", "--no-cache"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdicts"]["tpu"]["verdict"] == "fails" and report["scores"]["tpu"] < 100

@@ -72,13 +72,16 @@ class ScanResult:
 
     def headline(self) -> tuple[list[Finding], list[FileError]]:
         """The findings and errors of what the repository ships (its shipped components; when
-        none is shipped, every file but tests, examples, docs, benchmarks, containers and CI)."""
+        none is shipped, every file but tests, examples, docs, benchmarks, containers and CI; when
+        there is none of those either, every file: a repository of examples is its examples)."""
         if self.layout is None:
             return self.findings, self.errors
         components = self.components()
         shipped = {c.name for c in components if c.shipped}
         if not shipped:
             shipped = {c.name for c in components if c.kind in self.layout.fallback}
+        if not shipped:
+            return self.findings, self.errors
         return ([f for f in self.findings if self.component_of(f.path) in shipped],
                 [e for e in self.errors if self.component_of(e.path) in shipped])
 
