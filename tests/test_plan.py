@@ -525,6 +525,8 @@ def test_a_repository_of_examples_is_judged_on_its_examples(tmp_path, capsys):
     examples = repo(tmp_path, {"examples/train.py": "import torch\nx = torch.zeros(2).cuda()\n"})
     document = plan(examples, "tpu")
     assert document["headline"]["verdict"] == "fails" and document["headline"]["score"] < 100
+    assert any(u.startswith("No installable package or program was found") for u in document["unseen"])
+    assert not any(u.startswith("No installable package") for u in plan(DEMO, "tpu")["unseen"])
     assert main([str(examples), "--format", "json", "--no-cache"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["verdicts"]["tpu"]["verdict"] == "fails" and report["scores"]["tpu"] < 100

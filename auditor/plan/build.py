@@ -350,6 +350,8 @@ def _unseen(scan: Scan, catalogue: PlanCatalogue) -> list[str]:
                       "found: step 1 cannot see what gets installed, so its list may be short.")
     if scan.errors:
         unseen.append(f"{len(scan.errors)} file(s) could not be read or parsed: their ties are not in this plan.")
+    if scan.components and not any(j.component.shipped for j in scan.components):
+        unseen.append(catalogue.nothing_shipped)
     return unseen
 
 

@@ -167,6 +167,7 @@ class PlanCatalogue:
     edge: Fact
     questions: tuple[str, ...]
     unseen: tuple[str, ...]
+    nothing_shipped: str  # said when no component is a package or a program
     other_backends: dict[str, tuple[str, ...]]
     conditions: tuple[str, ...]
     way_back: tuple[str, ...]
@@ -256,6 +257,7 @@ def plan_catalogue() -> PlanCatalogue:
                   for k in ("inference_first", "training_only", "unknown")},
         edge=where.fact(plan.get("edge"), "[edge]"),
         questions=where.strings(reader, "questions", "[reader]"), unseen=where.strings(reader, "unseen", "[reader]"),
+        nothing_shipped=where.text(reader, "nothing_shipped", "[reader]"),
         other_backends={k: where.strings(others, k, "[generated.other_backends]") for k in others},
         conditions=where.strings(generated, "conditions", "[generated]"),
         way_back=where.strings(generated, "way_back", "[generated]"),
