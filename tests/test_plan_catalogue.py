@@ -71,6 +71,8 @@ def edit(path: Path, old: str, new: str) -> None:
      r"plan.toml \[effort.component\] example: names nothing in rules/components.toml `kinds`"),
     ("plan", "docs = { shift = -1, optional = true", "docs = { shift = -1, optional = 'yes'",
      r"plan.toml \[effort.component\] docs: `optional` must be true or false"),
+    ("plan", "containers = { shift = 0", "containers = { shift = 1",
+     r"plan.toml \[effort.component\] containers: `shift` must be an integer, 0 or less"),
     ("plan", "cloud_kinds = ['cloud'", "cloud_kinds = ['clouds'",
      r"plan.toml \[ranking\] cloud_kinds: names the signal kinds .*; not 'clouds'"),
     ("plan", "display = { shift = -1, reason = 'only shown", "shown = { shift = -1, reason = 'only shown",

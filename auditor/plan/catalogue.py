@@ -303,8 +303,8 @@ def _shifts(table: Any, row: str, where: _Where) -> dict[str, Shift]:
     found = {}
     for key, value in table.items():
         shift = value.get("shift") if isinstance(value, dict) else None
-        if not isinstance(shift, int) or isinstance(shift, bool):
-            raise where.fail(f"{row} {key}", "`shift` must be an integer")
+        if not isinstance(shift, int) or isinstance(shift, bool) or shift > 0:
+            raise where.fail(f"{row} {key}", "`shift` must be an integer, 0 or less (it makes an item smaller)")
         optional = value.get("optional", False)
         if not isinstance(optional, bool):
             raise where.fail(f"{row} {key}", "`optional` must be true or false")
