@@ -209,7 +209,7 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
     owner = _owner(scan)
     registry_target = targets.get(target)
     groups = []
-    optional: list[bool] = []  # per group: every finding of it is in an optional component
+    costs: list[Cost] = []  # per group: its findings' combined cost
     for choice in catalogue.choices:
         found = [f for f in scan.findings if catalogue.kind_of(f.name) == choice.kind]
         compiled = of_kind(scan.signals, "compile") if choice.kind == "compile" else []
@@ -225,11 +225,11 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
                        "fixed_by_audit_fix": fixed, "files": sorted({p for p, _ in places}),
                        "signals": [s.to_dict() for s in compiled],
                        "effort": cost.bucket})
-        optional.append(cost.optional)
+        costs.append(cost)
     items = [_item(f"{g['title']}: {g['lines']} line(s) in {len(g['files'])} file(s), {g['fixed_by_audit_fix']} by "
-                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], g["title"], apart),
+                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], cost.reason or g["title"], cost.optional),
                    g["files"][0] if g["files"] else None, components=scan.parts(g["files"]))
-             for g, apart in zip(groups, optional, strict=True)]
+             for g, cost in zip(groups, costs, strict=True)]
     total = sum(g["lines"] for g in groups)
     fixed = sum(g["fixed_by_audit_fix"] for g in groups)
     summary = (f"{total} line(s) choose the hardware, {fixed} of them rewritten by `audit --fix`. "
