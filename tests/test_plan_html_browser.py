@@ -204,7 +204,7 @@ def test_the_contents_links_reach_their_sections(open_page, demo):
     page = open_page(demo.html, "plan.html").page
     links = page.locator("nav#contents a")
     ids = [href.removeprefix("#") for href in (links.nth(i).get_attribute("href") for i in range(links.count()))]
-    assert ids[:3] == ["chart", "components", "plan"] and "findings" in ids
+    assert ids[:3] == ["plan", "chart", "components"] and "findings" in ids  # the plan first: its answer
     for i, section in enumerate(ids):
         links.nth(i).click()
         assert page.evaluate("location.hash") == f"#{section}"
@@ -245,6 +245,7 @@ def test_the_ranking_page_shows_which_target_first(open_page, ranking):
     assert page.title() == f"lockin-auditor: which target first in {ranking.report['scan_root']}"
     assert page.locator("header.top h1").text_content() == "lockin-auditor: which target first"
     assert page.locator("#ranking").is_visible() and page.locator("#plan").count() == 0
+    assert page.locator("section.panel").first.get_attribute("id") == "ranking"  # the answer first
     rows = page.locator("#ranking tr.rank-row")
     ranked = ranking.plan["ranking"]
     assert rows.count() == len(ranked)

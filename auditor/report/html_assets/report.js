@@ -550,10 +550,10 @@
   }
 
   header();
+  ranking();  // a plan's page opens with its answer: the ranking, or the plan and its headline
+  plan();
   chart();
   components();
-  ranking();
-  plan();
   matrix();
   files();
   errors();
