@@ -228,6 +228,19 @@ def test_a_long_step_shows_its_largest_items_and_how_many_more(open_page, monkey
     assert loaded.console == []
 
 
+def test_a_repository_of_one_component_shows_no_component_table(open_page, tmp_path, monkeypatch):
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "m.py").write_text("import torch\nx = torch.zeros(2).cuda()\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    planned = _plan("repo")
+    assert len(planned.plan["headline"]["components"]) == 1  # the headline itself
+    loaded = open_page(planned.html, "one.html")
+    page = loaded.page
+    assert page.locator("#plan-headline").is_visible() and page.locator("#plan-headline table").count() == 0
+    assert page.locator("#plan button.part").count() == 0 and page.locator("#plan li.item").count() > 0
+    assert loaded.console == []
+
+
 @pytest.fixture(scope="module")
 def ranking() -> Iterator[Planned]:
     here = os.getcwd()
