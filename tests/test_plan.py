@@ -97,7 +97,7 @@ def test_step_2_groups_the_hardware_choices_by_kind_and_names_the_owner(demo_tpu
     assert groups["precision"]["fixed_by_audit_fix"] >= 1
     assert "TPU_VISIBLE_CHIPS" in groups["visibility"]["owner"]
     # an item's reason is its findings' (the largest's), not the group's title
-    assert all(item["reason"] and item["reason"] != group["title"] for item, group in zip(step["items"], step["groups"]))
+    assert all(item["reason"] and item["reason"] != group["title"] for item, group in zip(step["items"], step["groups"], strict=True))
     assert "even if the team never moves" in step["summary"]
 
 
