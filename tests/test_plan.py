@@ -96,6 +96,8 @@ def test_step_2_groups_the_hardware_choices_by_kind_and_names_the_owner(demo_tpu
     assert step["owner"] == "fixtures/demo-repo/demo/portable.py:14"  # an existing device helper
     assert groups["precision"]["fixed_by_audit_fix"] >= 1
     assert "TPU_VISIBLE_CHIPS" in groups["visibility"]["owner"]
+    # an item's reason is its findings' (the largest's), not the group's title
+    assert all(item["reason"] and item["reason"] != group["title"] for item, group in zip(step["items"], step["groups"], strict=True))
     assert "even if the team never moves" in step["summary"]
 
 
@@ -171,6 +173,11 @@ def test_a_repository_with_no_lock_in_gets_a_short_plan_that_says_so(tmp_path):
     by_key = steps(document)
     assert by_key["dependencies"]["items"] == [] and by_key["hardware-choices"]["groups"] == []
     assert by_key["target-changes"]["items"] == [] and by_key["way-back"]["keep"] == []
+    text = run_plan(PlanRequest(str(clean), "tpu", cache=False))
+    demo = run_plan(PlanRequest(str(DEMO), "tpu", cache=False))
+    # short: no work item in steps 1 to 3 (each has an effort in bold), half the demo's length at most
+    assert "**[" not in text[:text.index("## 4. ")] and len(text.splitlines()) <= len(demo.splitlines()) / 2
+    assert "By component" not in text and "What blocks it" not in text
 
 
 def test_a_dispatch_layer_plans_minutes_of_work(capsys):
@@ -230,6 +237,90 @@ def test_cloud_signals_point_to_their_provider_s_chip(tmp_path):
     assert any("AWS signals" in why for why in with_aws["trainium"]["why"])
 
 
+@pytest.mark.parametrize(("name", "files", "points_to"), [
+    ("aws-sdk", {"s3.py": "import boto3\n"}, "trainium"),
+    ("sagemaker", {"requirements.txt": "sagemaker\n"}, "trainium"),
+    ("s3-url", {"data.py": "URL = 's3://my-bucket/train'\n"}, "trainium"),
+    ("trainium-instance", {"launch.sh": "aws ec2 run-instances --instance-type trn1.32xlarge\n"}, "trainium"),
+    ("gcs-url", {"data.py": "URL = 'gs://my-bucket/train'\n"}, "tpu"),
+    ("vertex", {"job.py": "from google.cloud import aiplatform\n"}, "tpu"),
+    ("tpu-type", {"job.yaml": "acceleratorType: v5litepod-8\n"}, "tpu"),
+    ("azure", {"blob.py": "from azure.storage.blob import BlobServiceClient\n"}, "rocm"),
+])
+def test_each_cloud_signal_points_to_its_provider_s_chip(tmp_path, name, files, points_to):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    signalled = {r["target"]: r for r in ranked(repo(tmp_path / name, {**base, **files}))}
+    moved = {t for t, r in signalled.items() if r["points"] != plain[t]}
+    assert moved == {points_to}, name
+    assert signalled[points_to]["points"] == plain[points_to] + 15  # [ranking] cloud, once per provider
+
+
+def test_the_ranking_counts_the_dependency_changes_of_what_ships(tmp_path):
+    shipped = _package(tmp_path / "a", {"requirements.txt": "cupy-cuda12x\n"})
+    example = _package(tmp_path / "b", {"examples/requirements.txt": "cupy-cuda12x\n"})
+    rows = {r["target"]: r for r in ranked(shipped)}
+    aside = {r["target"]: r for r in ranked(example)}
+    assert rows["tpu"]["dependencies"] == 1 and aside["tpu"]["dependencies"] == 0
+    assert "1 dependency change(s) (step 1)" in rows["tpu"]["why"]
+    assert "0 dependency change(s) (step 1), and 1 optional (examples, tests, docs)" in aside["tpu"]["why"]
+
+
+def test_a_region_name_alone_moves_no_target(tmp_path):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    region = ranked(repo(tmp_path / "region", {**base, "cfg.py": "REGION = 'us-east-1'\n"}))
+    assert {r["target"]: r["points"] for r in region} == plain
+
+
+def test_a_provider_counts_once_and_its_signals_are_named(tmp_path):
+    base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    plain = {r["target"]: r["points"] for r in ranked(repo(tmp_path / "plain", base))}
+    rows = {r["target"]: r for r in ranked(repo(tmp_path / "aws", {**base, "s3.py": "import boto3\nU = 's3://my-bucket/x'\n"}))}
+    assert rows["trainium"]["points"] == plain["trainium"] + 15
+    assert any(why.startswith("AWS signals (AWS SDK, S3 URL)") for why in rows["trainium"]["why"])
+
+
+@pytest.mark.parametrize(("files", "workload"), [
+    ({"train.py": "import torch\nloss.backward()\noptimizer.step()\n"}, "Only training code was seen"),
+    ({"serve.py": "import torch\nwith torch.inference_mode():\n    y = m(x)\n"}, "Inference is the cheaper first step"),
+    ({"both.py": "import torch\nloss.backward()\nout = model.generate(x)\n"}, "Inference is the cheaper first step"),
+    ({"lib.py": "import torch\ndef f(x):\n    return x\n"}, "Neither training nor inference code was seen"),
+])
+def test_the_workload_signal_says_which_first_step_is_cheaper(tmp_path, files, workload):
+    assert plan(repo(tmp_path, files))["workload"].startswith(workload)
+
+
+def _tool_names() -> list[str]:
+    from auditor.plan.catalogue import plan_catalogue
+
+    return [tool.name for tool in plan_catalogue().tools]
+
+
+@pytest.mark.parametrize("name", _tool_names())
+@pytest.mark.parametrize("by", ["import", "package"])
+def test_each_tool_moves_each_target_by_its_support(tmp_path, name, by):
+    """Every tool of rules/plan/tools.toml, found by its import or by its package: each target it has
+    a support row for gets that level's points on top of its verdict and score, the others none,
+    and the why names it (the tool's own import may bring findings: the score is the row's)."""
+    from auditor.plan.catalogue import plan_catalogue
+
+    catalogue = plan_catalogue()
+    weights = catalogue.ranking
+    tool = next(t for t in catalogue.tools if t.name == name)
+    uses = ({"use.py": f"import torch\nimport {tool.imports[0]}\n"} if by == "import"
+            else {"requirements.txt": f"{tool.packages[0]}\n", "m.py": "import torch\n"})
+    document = plan(repo(tmp_path, uses))
+    assert document["tools"] == [tool.display]
+    for row in document["ranking"]:
+        support = tool.support.get(row["target"])
+        own = (row["score"] or 0) + weights["verdict"][row["verdict"]]
+        moved = weights["tool"][support.level] if support else 0
+        assert row["points"] == pytest.approx(own + moved), (name, row["target"])
+        named = [why for why in row["why"] if why.startswith(f"{tool.display}: ")]
+        assert named == ([f"{tool.display}: {support.level} ({support.fact.text}; {support.fact.source})"] if support else [])
+
+
 def test_a_tool_s_support_moves_a_target(tmp_path):
     base = {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
     served = {r["target"]: r for r in ranked(repo(tmp_path / "ds", {**base, "requirements.txt": "deepspeed\n"}))}
@@ -249,12 +340,16 @@ def test_the_ranking_names_the_workload_and_the_edge_path(tmp_path):
 
 
 def test_repository_text_cannot_shape_the_markdown():
-    from auditor.plan.markdown import code, esc
+    from auditor.plan.markdown import cell, code, esc
 
     assert esc("<script>alert(1)</script> [x](http://e) | *b*") == \
         "\\<script\\>alert(1)\\</script\\> \\[x\\](http://e) \\| \\*b\\*"
     assert esc("a `pair` stays") == "a `pair` stays" and esc("odd ` one") == "odd \\` one"
     assert esc("two\nlines") == "two lines" and code("a`b\nc") == "`a'b c`"
+    # inside a code span markdown shows everything literally: no escape there (it would show as `\<`)
+    assert esc("`x<y|*z*` and <b>") == "`x<y|*z*` and \\<b\\>"
+    # a table cell escapes every pipe, in code spans too (GFM reads `\|` there), and none twice
+    assert cell(esc("`a|b` and c|d")) == "`a\\|b` and c\\|d"
 
 
 def test_a_target_without_notes_in_the_catalogue_gets_a_plan_that_says_so():
@@ -291,3 +386,149 @@ def test_the_plan_says_when_it_saw_no_dependency_file(tmp_path):
     code_only = repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
     assert any("No dependency file" in u for u in plan(code_only, "tpu")["unseen"])
     assert not any("No dependency file" in u for u in plan(DEMO, "tpu")["unseen"])
+
+
+# ---- per component ------------------------------------------------------------------------------------
+
+GRAPH = "import torch\ng = torch.cuda.CUDAGraph()\n"  # cuda-graphs: days, and no equivalent on trainium
+
+
+def _package(tmp_path: Path, extra: dict[str, str]) -> Path:
+    """A repository shipping the package `pkg` (a `.cuda()` call and a synchronize), with `extra` beside it."""
+    return repo(tmp_path, {"pyproject.toml": '[project]\nname = "pkg"\n', "pkg/__init__.py": "",
+                           "pkg/model.py": "import torch\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n", **extra})
+
+
+def _items(document: dict, key: str) -> dict[str, dict]:
+    return {item["path"].split("/repo/", 1)[-1]: item for item in steps(document)[key]["items"] if item["path"]}
+
+
+def test_the_headline_gives_each_component_its_verdict_score_and_blockers(demo_tpu):
+    parts = {c["name"]: c for c in demo_tpu["headline"]["components"]}
+    assert list(parts)[0] == "demo" and parts["demo"]["shipped"] and parts["demo"]["kind"] == "package"
+    # what ships is the headline: the same verdict, score and blockers
+    head = demo_tpu["headline"]
+    assert (parts["demo"]["verdict"], parts["demo"]["score"]) == (head["verdict"], head["score"])
+    assert parts["demo"]["blockers"] == head["blockers"]
+    # the container is judged on its own: its base image blocks it, and not the headline
+    assert parts["containers"]["verdict"] == "fails" and not parts["containers"]["shipped"]
+    assert [b["rule"] for b in parts["containers"]["blockers"]][:1] == ["LK509"]
+    assert parts["scripts"]["verdict"] == "runs-degraded" and parts["scripts"]["blockers"]
+    assert "of them in what the repository ships (demo)" in head["summary"]
+
+
+def test_an_example_item_is_cheaper_and_optional_a_package_item_counts_fully(tmp_path):
+    document = plan(_package(tmp_path, {"examples/graph.py": GRAPH, "pkg/graph.py": GRAPH}), "tpu")
+    items = _items(document, "target-changes")
+    example, shipped = items["examples/graph.py"], items["pkg/graph.py"]
+    assert example["components"] == ["examples"] and shipped["components"] == ["pkg"]
+    assert (shipped["effort"], shipped["optional"]) == ("days", False)
+    assert (example["effort"], example["optional"]) == ("hours", True)  # one bucket down
+    assert "an example, not what the repository ships" in example["reason"]
+    assert steps(document)["target-changes"]["effort"] == "days"  # the package's own kernel decides
+
+
+def test_an_optional_item_never_sets_the_step_s_effort(tmp_path):
+    """An example's CUDA graph has no equivalent on Trainium: the example is marked so, and the step's
+    effort stays what the package needs (minutes), not "no equivalent"."""
+    document = plan(_package(tmp_path, {"examples/graph.py": GRAPH}), "trainium")
+    step = steps(document)["target-changes"]
+    example = _items(document, "target-changes")["examples/graph.py"]
+    assert (example["effort"], example["optional"]) == ("no equivalent", True)
+    assert "an example" in example["reason"]  # still said why it matters less
+    assert step["effort"] == "minutes" and "example" not in step["reason"]
+
+
+def test_context_and_component_shift_once_not_twice(tmp_path):
+    """Test code (context) in the tests (component) is one reason to be smaller: days -> hours, not minutes."""
+    document = plan(_package(tmp_path, {"tests/test_graph.py": GRAPH}), "tpu")
+    item = _items(document, "target-changes")["tests/test_graph.py"]
+    assert item["components"] == ["tests"] and item["optional"] is True
+    assert item["effort"] == "hours"
+    assert "test code" in item["reason"] and "in the test suite" in item["reason"]
+
+
+def test_a_joined_context_shifts_by_its_parts():
+    """A context of several names ("test+guarded") finds each name's shift (it found none before)."""
+    from dataclasses import replace
+
+    from auditor.model import Finding
+    from auditor.plan.catalogue import plan_catalogue
+    from auditor.plan.effort import finding_cost
+
+    graph = Finding(path="pkg/graph.py", line=2, column=1, end_line=2, end_column=9, rule="LK212", name="cuda-graphs",
+                    category="cuda-api", severity="major", message="m", suggestion="", targets={"tpu": "raises"},
+                    context="test+guarded")
+    effort = plan_catalogue().effort
+    assert finding_cost(graph, "tpu", effort).bucket == "hours"
+    main_path = replace(graph, context=None)
+    assert finding_cost(main_path, "tpu", effort).bucket == "days"
+
+
+def test_containers_and_ci_count_fully(tmp_path):
+    document = plan(_package(tmp_path, {"docker/Dockerfile": "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\n"}), "rocm")
+    image = _items(document, "dependencies")["docker/Dockerfile"]
+    assert image["components"] == ["containers"] and image["optional"] is False
+    assert image["effort"] == "minutes" and "moves with the code" in image["reason"]
+
+
+def test_a_dependency_item_names_every_component_it_is_in(demo_tpu):
+    items = {i["package"]: i for i in steps(demo_tpu)["dependencies"]["items"]}
+    assert items["flash-attn"]["components"] == ["containers", "demo"]
+    assert items["bitsandbytes"]["components"] == ["docs"] and items["bitsandbytes"]["optional"] is True
+    assert items["triton"]["optional"] is False
+
+
+def test_markdown_shows_the_components_and_marks_optional_items(tmp_path):
+    document = run_plan(PlanRequest(str(_package(tmp_path, {"examples/graph.py": GRAPH})), "tpu", cache=False))
+    table = document[document.index("By component"):document.index("## 1.")]
+    assert "| pkg (ships) | package | fails |" in table and "| examples | examples | fails |" in table
+    assert "*(in examples; optional)*" in document and "*(in pkg)*" in document
+
+
+def test_one_component_is_the_headline_and_no_table(tmp_path):
+    text = run_plan(PlanRequest(str(repo(tmp_path, {"m.py": "import torch\nx = torch.zeros(2).cuda()\n"})), "tpu",
+                                cache=False))
+    assert "By component" not in text and "*(in " not in text
+
+
+def test_a_hardware_choice_only_in_an_example_is_optional(tmp_path):
+    example = "import os\nimport torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\ny = torch.ones(2).cuda()\n"
+    step = steps(plan(_package(tmp_path, {"examples/run.py": example}), "tpu"))["hardware-choices"]
+    items = {item["text"].split(":")[0]: item for item in step["items"]}
+    assert items["Device"]["components"] == ["examples", "pkg"] and items["Device"]["optional"] is False
+    assert items["Visibility variables"]["components"] == ["examples"] and items["Visibility variables"]["optional"] is True
+    text = run_plan(PlanRequest(str(tmp_path / "repo"), "tpu", cache=False))
+    assert "- **Visibility variables** [minutes] *(in examples; optional)*: 1 line(s)" in text
+    assert "- **Device** [minutes] *(in examples, pkg)*: 2 line(s)" in text
+
+
+def test_the_page_keeps_each_step_s_largest_items_and_says_how_many_more():
+    from auditor.plan.page import for_page
+
+    order = ("minutes", "hours", "days", "no equivalent")
+    items = [{"text": str(i), "effort": ("days" if i % 10 == 0 else "minutes"), "optional": i == 20} for i in range(150)]
+    document = {"steps": [{"number": 3, "items": items}, {"number": 4, "items": items[:3]}]}
+    cut = for_page(document, order, limit=12)
+    third, fourth = cut["steps"]
+    kept = [int(i["text"]) for i in third["items"]]
+    assert len(kept) == 12 and third["more"] == 138 and kept == sorted(kept)  # the plan's order
+    # the fourteen "days" items but the optional one fill it first: the first twelve of them
+    assert kept == [0, 10, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120]
+    assert fourth["items"] == items[:3] and fourth["more"] == 0
+    assert document["steps"][0]["items"] is items and len(items) == 150  # the plan itself is whole
+    ranking = {"ranking": []}
+    assert for_page(ranking, order) is ranking
+
+
+def test_a_repository_of_examples_is_judged_on_its_examples(tmp_path, capsys):
+    """Nothing shipped and no scripts: the examples are what the repository is (the headline judged
+    nothing and said "runs, 100" before, for the plan and for `audit`)."""
+    examples = repo(tmp_path, {"examples/train.py": "import torch\nx = torch.zeros(2).cuda()\n"})
+    document = plan(examples, "tpu")
+    assert document["headline"]["verdict"] == "fails" and document["headline"]["score"] < 100
+    assert any(u.startswith("No installable package or program was found") for u in document["unseen"])
+    assert not any(u.startswith("No installable package") for u in plan(DEMO, "tpu")["unseen"])
+    assert main([str(examples), "--format", "json", "--no-cache"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdicts"]["tpu"]["verdict"] == "fails" and report["scores"]["tpu"] < 100

@@ -67,6 +67,16 @@ def edit(path: Path, old: str, new: str) -> None:
     ("tools", "[tool.sglang.support]\nrocm = { level = 'supported'", "[tool.sglang.support]\nrocm = { level = 'fine'",
      r"tools.toml \[tool.sglang.support\] rocm: `level` must be one of"),
     ("signals", "kind = ", "kind = 'weather' #", r"signals.toml \[\[signal\]\] #1: unknown kind 'weather'"),
+    ("plan", "examples = { shift = -1, optional = true", "example = { shift = -1, optional = true",
+     r"plan.toml \[effort.component\] example: names nothing in rules/components.toml `kinds`"),
+    ("plan", "docs = { shift = -1, optional = true", "docs = { shift = -1, optional = 'yes'",
+     r"plan.toml \[effort.component\] docs: `optional` must be true or false"),
+    ("plan", "containers = { shift = 0", "containers = { shift = 1",
+     r"plan.toml \[effort.component\] containers: `shift` must be an integer, 0 or less"),
+    ("plan", "cloud_kinds = ['cloud'", "cloud_kinds = ['clouds'",
+     r"plan.toml \[ranking\] cloud_kinds: names the signal kinds .*; not 'clouds'"),
+    ("plan", "display = { shift = -1, reason = 'only shown", "shown = { shift = -1, reason = 'only shown",
+     r"plan.toml \[effort.context\] shown: names nothing in rules/contexts.toml `order`"),
 ])
 def test_a_broken_row_is_named(broken, stem, old, new, message):
     edit(broken / f"{stem}.toml", old, new)

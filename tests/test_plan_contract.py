@@ -19,14 +19,15 @@ DEMO = ROOT / "fixtures" / "demo-repo"
 
 PLAN_KEYS = {"plan_format_version", "tool", "root", "target", "display", "headline", "steps", "after_fixes",
              "signals", "unseen", "questions"}
-HEADLINE_KEYS = {"verdict", "score", "summary", "blockers"}
+HEADLINE_KEYS = {"verdict", "score", "summary", "blockers", "components"}
+COMPONENT_KEYS = {"name", "kind", "shipped", "paths", "findings", "verdict", "score", "blockers"}
 BLOCKER_KEYS = {"rule", "path", "line", "why"}
 AFTER_KEYS = {"score", "verdict", "fixed", "estimate", "how"}
 STEP_KEYS = {"number", "key", "title", "summary", "effort", "reason", "items"}
 STEP_EXTRA = {"dependencies": set(), "hardware-choices": {"owner", "groups"},
               "target-changes": {"stack", "notes", "legacy", "docs"}, "capacity": {"checklist"},
               "parity": {"file", "written"}, "benchmark": {"file", "written", "conditions"}, "way-back": {"keep"}}
-ITEM_KEYS = {"text", "path", "line", "effort", "reason"}
+ITEM_KEYS = {"text", "path", "line", "effort", "reason", "components", "optional"}
 DEPENDENCY_KEYS = ITEM_KEYS | {"rule", "name", "package", "replacement", "places", "works"}
 GROUP_KEYS = {"kind", "title", "owner", "lines", "fixed_by_audit_fix", "files", "signals", "effort"}
 NOTE_KEYS = {"topic", "text", "status", "source"}
@@ -52,7 +53,7 @@ def tpu_plan() -> dict:
 
 
 def test_the_plan_format_version_is_pinned():
-    assert PLAN_FORMAT_VERSION == 1
+    assert PLAN_FORMAT_VERSION == 2  # 2: per component (the headline's components, each item's)
 
 
 def test_plan_keys(tpu_plan):
@@ -62,6 +63,9 @@ def test_plan_keys(tpu_plan):
     assert tpu_plan["target"] == "tpu"
     assert set(tpu_plan["headline"]) == HEADLINE_KEYS
     assert all(set(b) == BLOCKER_KEYS for b in tpu_plan["headline"]["blockers"])
+    parts = tpu_plan["headline"]["components"]
+    assert parts and all(set(c) == COMPONENT_KEYS for c in parts)
+    assert all(set(b) == BLOCKER_KEYS for c in parts for b in c["blockers"])
     assert set(tpu_plan["after_fixes"]) == AFTER_KEYS and tpu_plan["after_fixes"]["estimate"] is True
     assert all(isinstance(u, str) for u in tpu_plan["unseen"] + tpu_plan["questions"])
     assert all(set(s) == SIGNAL_KEYS for s in tpu_plan["signals"])
@@ -76,6 +80,7 @@ def test_the_seven_steps_in_order_with_their_keys(tpu_plan):
         assert step["effort"] in BUCKETS
         for item in step["items"]:
             assert ITEM_KEYS <= set(item) and item["effort"] in BUCKETS, item
+            assert isinstance(item["optional"], bool) and all(isinstance(c, str) for c in item["components"]), item
     by_key = {s["key"]: s for s in steps}
     assert all(set(i) == DEPENDENCY_KEYS for i in by_key["dependencies"]["items"])
     assert all(set(g) == GROUP_KEYS for g in by_key["hardware-choices"]["groups"])

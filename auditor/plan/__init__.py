@@ -1,7 +1,10 @@
 """The migration plan (`audit plan PATH --target T`): the steps a careful team takes to move to
-one target. This package holds, so far, steps 5 and 6 of issue 17: the files that
-`--write-tests DIR` generates. Nothing here imports or runs the scanned project, or a vendor
-package: the generated files do that themselves, when the team runs them.
+one target, per component, or (without --target) which target to try first. command.py runs it
+(scan, signals.py, then build.py: the plan or the ranking as the JSON contract), markdown.py and
+page.py (what the HTML page gets) render it, effort.py sizes each item, catalogue.py reads
+rules/plan/*.toml. Steps 5 and 6 are the files that `--write-tests DIR` generates (below).
+Nothing here imports or runs the scanned project, or a vendor package: the generated files do
+that themselves, when the team runs them.
 
     from auditor.plan.write import write_tests, WriteRefused
     paths = write_tests("DIR", "tpu", project="demo", entry="mypkg.models:parity_case")

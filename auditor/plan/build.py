@@ -2,27 +2,38 @@
 (seven steps, in the order a careful team works) or a ranking of the targets. Every per-target
 text comes from the catalogue (rules/plan/*.toml, the target registry, rules/packages.toml); this
 module only orders and counts. The result is a dict: the JSON contract (PLAN_FORMAT_VERSION,
-tests/test_plan_contract.py) that the markdown and HTML renderers read."""
+tests/test_plan_contract.py) that the markdown and HTML renderers read.
+
+The plan is per component (auditor/analysis/components.py): the headline gives each component's
+verdict and score for T and what blocks it, every item names the component(s) its files belong to,
+and an item's effort follows its component's kind ([effort.component]: an example or a test is
+cheaper and optional, what ships counts fully); a step's effort is its largest item that is not
+optional."""
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from auditor import TOOL_NAME, __version__, targets
 from auditor.fix.applicability import fixable
 from auditor.model import FileError, Finding, withheld_reason
 from auditor.plan.benchmark import benchmark_filename
 from auditor.plan.catalogue import ALWAYS, Change, CloudItem, PlanCatalogue
-from auditor.plan.effort import Cost, finding_cost, largest
+from auditor.plan.effort import Cost, finding_cost, largest_cost
 from auditor.plan.packages import replacement
 from auditor.plan.parity import parity_filename
 from auditor.plan.signals import Signal, of_kind
 from auditor.portability.score import compute_scores
 from auditor.portability.verdict import verdicts
 
-PLAN_FORMAT_VERSION = 1
+if TYPE_CHECKING:
+    from auditor.report.model import ComponentJudgement
+
+PLAN_FORMAT_VERSION = 2  # 2: the headline's `components`, each item's `components` and `optional`
 DEPENDENCY_FILES = frozenset({"requirements", "pyproject", "setup-py", "setup-cfg", "conda", "dockerfile"})
 NOT_A_TIE = frozenset({"unused-suppression"})  # about the audit's own comments, not the code's hardware
 NEW_OWNER = "device.py"  # no device helper found: the module the plan proposes (any name will do)
@@ -42,26 +53,61 @@ class Scan:
     # what the repository ships (its package(s) or programs: auditor/analysis/components.py), which
     # the headline verdict, score and ranking judge as the report's do; None: every finding
     shipped: tuple[list[Finding], list[FileError]] | None = None
+    # each component judged on its own findings (auditor.report.model.judge_components), and the
+    # component of a finding's path; none: the plan is not split by component
+    components: Sequence[ComponentJudgement] = ()
+    component_of: Callable[[str], str | None] | None = None
 
     def headline_part(self) -> tuple[list[Finding], list[FileError]]:
         return self.shipped if self.shipped is not None else (self.findings, self.errors)
+
+    @cached_property
+    def _kinds(self) -> dict[str, str]:
+        return {judged.component.name: judged.component.kind for judged in self.components}
+
+    def parts(self, paths: Iterable[str | None]) -> list[str]:
+        """The components the paths belong to, sorted."""
+        if self.component_of is None:
+            return []
+        return sorted({name for name in map(self.component_of, filter(None, paths)) if name})
+
+    def kind_of(self, path: str) -> str | None:
+        """The kind of the component `path` belongs to (package, examples, tests, ...); None: not known."""
+        name = self.component_of(path) if self.component_of is not None else None
+        return self._kinds.get(name) if name else None
+
+    def cost(self, finding: Finding, target: str, catalogue: PlanCatalogue, **extra) -> Cost:
+        """`finding_cost` with the kind of the finding's component."""
+        return finding_cost(finding, target, catalogue.effort, component_kind=self.kind_of(finding.path), **extra)
 
 
 def _where(finding: Finding) -> dict:
     return {"path": finding.path, "line": finding.line}
 
 
-def _item(text: str, cost: Cost | None, path: str | None = None, line: int | None = None, **extra) -> dict:
+def _item(text: str, cost: Cost | None, path: str | None = None, line: int | None = None,
+          components: Sequence[str] = (), **extra) -> dict:
     return {"text": text, "path": path, "line": line, "effort": cost.bucket if cost else None,
-            "reason": cost.reason if cost else None, **extra}
+            "reason": cost.reason if cost else None, "components": list(components),
+            "optional": bool(cost and cost.optional), **extra}
 
 
 def _step(number: int, key: str, title: str, summary: str, items: list[dict], order: tuple[str, ...],
           **extra) -> dict:
-    effort = largest(order, [i["effort"] for i in items if i.get("effort")])
-    reasons = [i["reason"] for i in items if i.get("effort") == effort and i.get("reason")]
-    return {"number": number, "key": key, "title": title, "summary": summary, "effort": effort,
-            "reason": reasons[0] if reasons else None, "items": items, **extra}
+    costs = [Cost(i["effort"], i.get("reason") or "", i["optional"]) for i in items if i.get("effort")]
+    chosen = largest_cost(order, costs)
+    return {"number": number, "key": key, "title": title, "summary": summary,
+            "effort": chosen.bucket if chosen else None, "reason": (chosen.reason or None) if chosen else None,
+            "items": items, **extra}
+
+
+def _combined(costs: list[Cost], order: tuple[str, ...]) -> Cost:
+    """One item's cost from its findings': the largest that is not optional; optional when all are
+    (none: the smallest bucket)."""
+    chosen = largest_cost(order, costs)
+    if chosen is None:
+        return Cost(order[0], "")
+    return Cost(chosen.bucket, chosen.reason, all(c.optional for c in costs))
 
 
 def _fact(fact) -> dict | None:
@@ -83,9 +129,22 @@ def headline(scan: Scan, target: str) -> dict:
     elif not ties:
         summary = f"Every tie found runs on {target} as it is: the move is its install and the checklist of step 4."
     else:
-        summary = f"{len(ties)} finding(s) matter on {target}, in {len({f.path for f in ties})} file(s)."
+        summary = f"{len(ties)} finding(s) matter on {target}, in {len({f.path for f in ties})} file(s)"
+        if scan.components and scan.shipped is not None:
+            own = [f for f in shipped if f.targets.get(target) != "works"]
+            names = [j.component.name for j in scan.components if j.component.shipped]
+            summary += f"; {len(own)} of them in what the repository ships" + (f" ({', '.join(names)})" if names else "")
+        summary += "."
     return {"verdict": verdict.verdict, "score": _scores(shipped, scan)[target], "summary": summary,
-            "blockers": [r.to_dict() for r in verdict.reasons]}
+            "blockers": [r.to_dict() for r in verdict.reasons], "components": _per_component(scan, target)}
+
+
+def _per_component(scan: Scan, target: str) -> list[dict]:
+    """Each component's verdict and score on `target` and what blocks it there, shipped ones first."""
+    return [{"name": j.component.name, "kind": j.component.kind, "shipped": j.component.shipped,
+             "paths": list(j.component.paths), "findings": j.findings, "verdict": j.verdicts[target].verdict,
+             "score": j.scores.score_map()[target], "blockers": [r.to_dict() for r in j.verdicts[target].reasons]}
+            for j in scan.components]
 
 
 def after_fixes(scan: Scan, target: str) -> dict:
@@ -108,20 +167,20 @@ def dependencies(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
         if catalogue.kind_of(finding.name) != "dependencies":
             continue
         what, instead = replacement(finding, target)
-        cost = finding_cost(finding, target, catalogue.effort, replacement=instead)
+        cost = scan.cost(finding, target, catalogue, replacement=instead)
         key = (finding.name, what)
         group = groups.get(key)
         if group is None:
             text = f"{what}: {instead}" if instead else f"{what}: the catalogue names no replacement on {target}"
             group = groups[key] = _item(text, cost, finding.path, finding.line, rule=finding.rule, name=finding.name,
-                                        package=what, replacement=instead, places=[], works=True)
-        elif catalogue.effort.order.index(cost.bucket) > catalogue.effort.order.index(group["effort"]):
-            group["effort"], group["reason"] = cost.bucket, cost.reason
+                                        package=what, replacement=instead, places=[], works=True, costs=[])
+        group["costs"].append(cost)
         group["works"] = group["works"] and finding.targets.get(target) == "works"
         if _where(finding) not in group["places"]:
             group["places"].append(_where(finding))
-    items = list(groups.values())
-    small = all(i["effort"] == catalogue.effort.order[0] for i in items)
+    items = [_dependency(group, scan, catalogue.effort.order) for group in groups.values()]
+    counted = [i for i in items if not i["optional"]] or items
+    small = all(i["effort"] == catalogue.effort.order[0] for i in counted)
     if not items:
         summary = "No GPU-only dependency, wheel index or base image was found: on this side the move is a configuration change."
     elif small:
@@ -129,6 +188,14 @@ def dependencies(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
     else:
         summary = f"{len(items)} dependency change(s); the larger ones decide whether this is more than a configuration change."
     return _step(1, "dependencies", "Dependencies first", summary, items, catalogue.effort.order)
+
+
+def _dependency(group: dict, scan: Scan, order: tuple[str, ...]) -> dict:
+    """A step 1 item once all its places are in: its cost from theirs, its components."""
+    cost = _combined(group.pop("costs"), order)
+    group.update(effort=cost.bucket, reason=cost.reason, optional=cost.optional,
+                 components=scan.parts(p["path"] for p in group["places"]))
+    return group
 
 
 # ---- step 2 ----------------------------------------------------------------------------------------
@@ -142,6 +209,7 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
     owner = _owner(scan)
     registry_target = targets.get(target)
     groups = []
+    costs: list[Cost] = []  # per group: its findings' combined cost
     for choice in catalogue.choices:
         found = [f for f in scan.findings if catalogue.kind_of(f.name) == choice.kind]
         compiled = of_kind(scan.signals, "compile") if choice.kind == "compile" else []
@@ -149,17 +217,19 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
             continue
         places = sorted({(f.path, f.line) for f in found} | {(s.path, s.line) for s in compiled})
         fixed = sum(1 for f in found if fixable(f))
-        costs = [finding_cost(f, target, catalogue.effort) for f in found]
+        cost = _combined([scan.cost(f, target, catalogue) for f in found], catalogue.effort.order)
         text = choice.owner.format(owner=owner or NEW_OWNER,
                                    backend=registry_target.backend or "its backend",
                                    visibility=", ".join(registry_target.visibility) or "none")
         groups.append({"kind": choice.kind, "title": choice.title, "owner": text, "lines": len(places),
                        "fixed_by_audit_fix": fixed, "files": sorted({p for p, _ in places}),
                        "signals": [s.to_dict() for s in compiled],
-                       "effort": largest(catalogue.effort.order, [c.bucket for c in costs]) or catalogue.effort.order[0]})
+                       "effort": cost.bucket})
+        costs.append(cost)
     items = [_item(f"{g['title']}: {g['lines']} line(s) in {len(g['files'])} file(s), {g['fixed_by_audit_fix']} by "
-                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], g["title"]), g["files"][0] if g["files"] else None)
-             for g in groups]
+                   f"`audit --fix`; owner: {g['owner']}", Cost(g["effort"], cost.reason or g["title"], cost.optional),
+                   g["files"][0] if g["files"] else None, components=scan.parts(g["files"]))
+             for g, cost in zip(groups, costs, strict=True)]
     total = sum(g["lines"] for g in groups)
     fixed = sum(g["fixed_by_audit_fix"] for g in groups)
     summary = (f"{total} line(s) choose the hardware, {fixed} of them rewritten by `audit --fix`. "
@@ -193,8 +263,8 @@ def changes_for(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
         kind = catalogue.kind_of(finding.name)
         if kind in skip or finding.name in NOT_A_TIE or finding.targets.get(target) == "works":
             continue
-        items.append(_item(f"{finding.rule} {finding.name}: {finding.message}",
-                           finding_cost(finding, target, catalogue.effort), finding.path, finding.line, kind=kind))
+        items.append(_item(f"{finding.rule} {finding.name}: {finding.message}", scan.cost(finding, target, catalogue),
+                           finding.path, finding.line, components=scan.parts([finding.path]), kind=kind))
     step = _step(3, "target-changes", f"What changes for {targets.get(target).display}",
                  (f"{len(items)} other finding(s) to port by hand on {target}." if items
                   else f"No other code needs porting for {target}."),
@@ -219,8 +289,9 @@ def capacity(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
     own = list(notes.cloud) if notes else []
     common = [] if target in catalogue.no_cloud else list(catalogue.cloud_common)
     checklist = _checklist([*own, *common], scan.signals)
-    items = [_item(f"{c['item']}: {c['text']}", None, **({"path": c["signals"][0]["path"], "line": c["signals"][0]["line"]}
-                                                          if c["signals"] else {})) for c in checklist]
+    items = [_item(f"{c['item']}: {c['text']}", None, *((c["signals"][0]["path"], c["signals"][0]["line"])
+                                                        if c["signals"] else ()),
+                   components=scan.parts(s["path"] for s in c["signals"])) for c in checklist]
     seen = sorted({s.what for s in scan.signals if s.kind in ("cloud", "bucket", "region", "instance", "k8s")})
     summary = ("Signals found: " + ", ".join(seen) + ".") if seen else "No cloud SDK, bucket, region or instance type was found in the repository."
     return _step(4, "capacity", "Capacity and cloud", summary, items, catalogue.effort.order, checklist=checklist)
@@ -252,7 +323,7 @@ def way_back(scan: Scan, catalogue: PlanCatalogue) -> dict:
     keep = sorted({f.path for f in scan.findings if catalogue.kind_of(f.name) in ("dependencies", "visibility",
                                                                                  "environment", "distributed")})
     items = [_item(text, None) for text in catalogue.way_back]
-    items += [_item("keep", None, path) for path in keep]
+    items += [_item("keep", None, path, components=scan.parts([path])) for path in keep]
     return _step(7, "way-back", "A way back", f"{len(keep)} file(s) to keep as they are for NVIDIA.", items,
                  catalogue.effort.order, keep=keep)
 
@@ -279,6 +350,8 @@ def _unseen(scan: Scan, catalogue: PlanCatalogue) -> list[str]:
                       "found: step 1 cannot see what gets installed, so its list may be short.")
     if scan.errors:
         unseen.append(f"{len(scan.errors)} file(s) could not be read or parsed: their ties are not in this plan.")
+    if scan.components and not any(j.component.shipped for j in scan.components):
+        unseen.append(catalogue.nothing_shipped)
     return unseen
 
 
@@ -291,13 +364,19 @@ def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
     judged = verdicts(shipped, shipped_errors)
     scores = _scores(shipped, scan)
     tools = _tools_used(scan, catalogue)
-    providers = {s.provider for s in scan.signals if s.kind == "cloud" and s.provider}
+    providers: dict[str, list[str]] = {}  # provider -> what of it was found
+    for signal in of_kind(scan.signals, *weights["cloud_kinds"]):
+        if signal.provider and signal.what not in providers.setdefault(signal.provider, []):
+            providers[signal.provider].append(signal.what)
     rows = []
     for name in targets.names():
         verdict, score = judged[name].verdict, scores[name]
-        deps = sum(1 for item in dependencies(scan, name, catalogue)["items"] if not item["works"])
+        changes = [item for item in dependencies(scan, name, catalogue)["items"] if not item["works"]]
+        deps = sum(1 for item in changes if not item["optional"])  # an example's requirement is not the move's
         points = (score or 0.0) + weights["verdict"].get(verdict, 0)
-        why = [f"{verdict}, score {score}", f"{deps} dependency change(s) (step 1)"]
+        optional = len(changes) - deps
+        why = [f"{verdict}, score {score}", f"{deps} dependency change(s) (step 1)"
+               + (f", and {optional} optional (examples, tests, docs)" if optional else "")]
         for tool in tools:
             support = tool.support.get(name)
             if support is not None:
@@ -307,7 +386,7 @@ def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
             info = catalogue.providers.get(provider)
             if info is not None and name in info.targets:
                 points += weights["cloud"]
-                why.append(f"{info.display} signals: {info.why}")
+                why.append(f"{info.display} signals ({', '.join(providers[provider])}): {info.why}")
         rows.append({"target": name, "display": targets.get(name).display, "verdict": verdict, "score": score,
                      "dependencies": deps, "points": round(points, 1), "host": targets.has_role(name, "host"),
                      "why": why})

@@ -21,6 +21,8 @@ from functools import cache
 from typing import Any
 
 from auditor import targets as registry
+from auditor.analysis.components import kinds as component_kinds
+from auditor.catalogue import load_table
 from auditor.targets import CatalogueError, catalogue_dir, read_catalogue_file
 
 FOLDER = "plan"
@@ -132,6 +134,7 @@ class Provider:
 class Shift:
     shift: int
     reason: str
+    optional: bool = False  # [effort.component] only: the item is optional (not what ships)
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,7 @@ class PlanCatalogue:
     edge: Fact
     questions: tuple[str, ...]
     unseen: tuple[str, ...]
+    nothing_shipped: str  # said when no component is a package or a program
     other_backends: dict[str, tuple[str, ...]]
     conditions: tuple[str, ...]
     way_back: tuple[str, ...]
@@ -253,6 +257,7 @@ def plan_catalogue() -> PlanCatalogue:
                   for k in ("inference_first", "training_only", "unknown")},
         edge=where.fact(plan.get("edge"), "[edge]"),
         questions=where.strings(reader, "questions", "[reader]"), unseen=where.strings(reader, "unseen", "[reader]"),
+        nothing_shipped=where.text(reader, "nothing_shipped", "[reader]"),
         other_backends={k: where.strings(others, k, "[generated.other_backends]") for k in others},
         conditions=where.strings(generated, "conditions", "[generated]"),
         way_back=where.strings(generated, "way_back", "[generated]"),
@@ -298,9 +303,12 @@ def _shifts(table: Any, row: str, where: _Where) -> dict[str, Shift]:
     found = {}
     for key, value in table.items():
         shift = value.get("shift") if isinstance(value, dict) else None
-        if not isinstance(shift, int) or isinstance(shift, bool):
-            raise where.fail(f"{row} {key}", "`shift` must be an integer")
-        found[key] = Shift(shift, where.text(value, "reason", f"{row} {key}"))
+        if not isinstance(shift, int) or isinstance(shift, bool) or shift > 0:
+            raise where.fail(f"{row} {key}", "`shift` must be an integer, 0 or less (it makes an item smaller)")
+        optional = value.get("optional", False)
+        if not isinstance(optional, bool):
+            raise where.fail(f"{row} {key}", "`optional` must be true or false")
+        found[key] = Shift(shift, where.text(value, "reason", f"{row} {key}"), optional)
     return found
 
 
@@ -327,9 +335,25 @@ def _effort(table: Any, where: _Where) -> tuple[Effort, set[str]]:
         works=where.text(table, "works", "[effort]"), fixed=where.text(table, "fixed", "[effort]"),
         nothing_replaces=tuple(where.pattern(p, "[effort] nothing_replaces")
                                for p in where.strings(table, "nothing_replaces", "[effort]")),
-        context=_shifts(table.get("context"), "[effort.context]", where),
-        component=_shifts(table.get("component"), "[effort.component]", where), no_equivalent=none)
+        context=_named(_shifts(table.get("context"), "[effort.context]", where), _context_names(), "[effort.context]",
+                       "rules/contexts.toml `order`", where),
+        component=_named(_shifts(table.get("component"), "[effort.component]", where), component_kinds(),
+                         "[effort.component]", "rules/components.toml `kinds`", where),
+        no_equivalent=none)
     return effort, set(rules) | set(none)
+
+
+def _named(shifts: dict[str, Shift], known: tuple[str, ...], row: str, where_known: str,
+           where: _Where) -> dict[str, Shift]:
+    """`shifts`, each keyed by a name `known` lists (a context, a component kind)."""
+    unknown = sorted(set(shifts) - set(known))
+    if unknown:
+        raise where.fail(f"{row} {unknown[0]}", f"names nothing in {where_known}: {', '.join(known)}")
+    return shifts
+
+
+def _context_names() -> tuple[str, ...]:
+    return tuple(load_table("contexts").get("order", ()))
 
 
 def _changes(rows: Any, row: str, where: _Where) -> tuple[Change, ...]:
@@ -428,7 +452,12 @@ def _ranking(table: Any, where: _Where) -> dict[str, Any]:
     bad = next((level for level in tool if level not in LEVELS), None)
     if bad is not None:
         raise where.fail("[ranking] tool", f"unknown level {bad!r}; levels: {', '.join(LEVELS)}")
-    return {"verdict": dict(verdict), "tool": dict(tool), "cloud": table["cloud"]}
+    kinds = where.strings(table, "cloud_kinds", "[ranking]")
+    bad = next((kind for kind in kinds if kind not in SIGNAL_KINDS), None)
+    if bad is not None or not kinds:
+        raise where.fail("[ranking] cloud_kinds", f"names the signal kinds that point to a provider ({', '.join(SIGNAL_KINDS)})"
+                         + (f"; not {bad!r}" if bad else ""))
+    return {"verdict": dict(verdict), "tool": dict(tool), "cloud": table["cloud"], "cloud_kinds": kinds}
 
 
 def _providers(table: Any, where: _Where) -> dict[str, Provider]:

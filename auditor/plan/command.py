@@ -17,8 +17,10 @@ from auditor.plan.build import Scan, plan_for, ranking
 from auditor.plan.catalogue import check_rules, plan_catalogue
 from auditor.plan.generated import check_entry
 from auditor.plan.markdown import render_plan, render_ranking
+from auditor.plan.page import for_page
 from auditor.plan.signals import find_signals
 from auditor.plan.write import WriteRefused, write_tests
+from auditor.report.model import judge_components
 
 FORMATS = ("markdown", "json", "html")
 
@@ -67,10 +69,11 @@ def run_plan(request: PlanRequest) -> str:
     settings = load_settings(resolve_root([request.path]), overrides)
     result = scan([request.path], settings, base=os.getcwd())
     found = Scan(result.root, result.findings, result.errors, find_signals(result.files, catalogue),
-                 settings.overall_targets, frozenset(f.kind for f in result.files), result.headline())
+                 settings.overall_targets, frozenset(f.kind for f in result.files), result.headline(),
+                 judge_components(result, settings.overall_targets), result.component_of)
     if request.target is None:
         document = ranking(found, catalogue)
-        return _render(document, request.output_format, render_ranking, result)
+        return _render(document, request.output_format, render_ranking, result, found)
     written: list[str] = []
     if request.write_tests is not None:
         project = Path(result.scan_root or result.root).name or "project"
@@ -80,10 +83,10 @@ def run_plan(request: PlanRequest) -> str:
         except (WriteRefused, ValueError) as exc:
             raise PlanUsage(str(exc)) from None
     document = plan_for(found, request.target, catalogue, written)
-    return _render(document, request.output_format, render_plan, result)
+    return _render(document, request.output_format, render_plan, result, found)
 
 
-def _render(document: dict, fmt: str, markdown, result) -> str:
+def _render(document: dict, fmt: str, markdown, result, found: Scan) -> str:
     if fmt == "json":
         return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if fmt == "html":
@@ -94,5 +97,8 @@ def _render(document: dict, fmt: str, markdown, result) -> str:
 
         shipped, _errors = result.headline()  # the page's scores judge what ships, as the report's do
         report = build_report(result, compute_scores(shipped))
-        return render_html(report, document if "steps" in document else None)
+        # the page's components table and filter: the parts the plan judged (build_report gives
+        # them only with a Report)
+        report["components"] = [judged.to_dict() for judged in found.components]
+        return render_html(report, for_page(document, plan_catalogue().effort.order))  # the plan's steps, or the ranking
     return markdown(document)

@@ -60,14 +60,18 @@ def _inline(name: str, closing: str) -> str:
 
 
 def render_html(report: dict, plan: dict | None = None) -> str:
-    """The page for a JSON report dict (and, for `audit plan`, its plan: `{"target", "steps":
-    [{"title", "effort", "reason", "items": [{"text", "path", "line", "effort"}]}]}`)."""
+    """The page for a JSON report dict (and, for `audit plan`, its plan: `{"target", "headline",
+    "steps": [{"title", "effort", "reason", "items": [{"text", "path", "line", "effort", "components",
+    "optional"}]}], "after_fixes", "unseen", "questions"}`, or its ranking: `{"ranking": [{"rank",
+    "target", "verdict", "score", "dependencies", "points", "why"}], "tools", "workload", "edge",
+    "unseen", "questions"}`: auditor/plan/build.py)."""
     script = _inline("report.js", "</script")
     style = _inline("report.css", "</style")
     tool = report.get("tool") or {}
     name = str(tool.get("name") or "lockin-auditor")
     where = str(report.get("scan_root") or report.get("root") or "")
-    title = f"{name}: {'plan for ' + str(plan.get('target')) if plan else 'NVIDIA lock-in'}" + (f" in {where}" if where else "")
+    subject = "NVIDIA lock-in" if not plan else "which target first" if "ranking" in plan else f"plan for {plan.get('target')}"
+    title = f"{name}: {subject}" + (f" in {where}" if where else "")
     # our own words and base64 digests: nothing in it needs escaping in the attribute
     policy = (f"default-src 'none'; script-src {_hash(script)}; style-src {_hash(style)}; img-src data:; "
               "base-uri 'none'; form-action 'none'")

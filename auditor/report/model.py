@@ -72,13 +72,16 @@ class ScanResult:
 
     def headline(self) -> tuple[list[Finding], list[FileError]]:
         """The findings and errors of what the repository ships (its shipped components; when
-        none is shipped, every file but tests, examples, docs, benchmarks, containers and CI)."""
+        none is shipped, every file but tests, examples, docs, benchmarks, containers and CI; when
+        there is none of those either, every file: a repository of examples is its examples)."""
         if self.layout is None:
             return self.findings, self.errors
         components = self.components()
         shipped = {c.name for c in components if c.shipped}
         if not shipped:
             shipped = {c.name for c in components if c.kind in self.layout.fallback}
+        if not shipped:
+            return self.findings, self.errors
         return ([f for f in self.findings if self.component_of(f.path) in shipped],
                 [e for e in self.errors if self.component_of(e.path) in shipped])
 
@@ -142,24 +145,29 @@ class Report:
     def components(self) -> list[ComponentJudgement]:
         """Every component with its own verdicts and scores, judged like the headline on its own
         findings (a tests component counts its test-only findings)."""
-        # the scores: only a report that shows components
-        from auditor.model import withheld_reason
-        from auditor.portability.score import compute_scores
+        return judge_components(self.result, self.settings.overall_targets)
 
-        by_name: dict[str, tuple[list[Finding], list[FileError]]] = {}
-        for f in self.result.findings:
-            by_name.setdefault(self.result.component_of(f.path) or "", ([], []))[0].append(f)
-        for e in self.result.errors:
-            by_name.setdefault(self.result.component_of(e.path) or "", ([], []))[1].append(e)
-        out = []
-        for component in self.result.components():
-            findings, errors = by_name.get(component.name, ([], []))
-            tests = component.kind == "tests"
-            out.append(ComponentJudgement(
-                component, verdicts(findings, errors, count_tests=tests),
-                compute_scores(findings, self.settings.overall_targets, withheld_reason(errors)), len(findings),
-                tuple(features(findings if tests else [f for f in findings if "test" not in (f.context or "").split("+")]))))
-        return out
+
+def judge_components(result: ScanResult, overall_targets: tuple[str, ...] = ()) -> list[ComponentJudgement]:
+    """Every component of `result` with its own verdicts and scores (the report's and the plan's)."""
+    # the scores: only a report that shows components (or a plan)
+    from auditor.model import withheld_reason
+    from auditor.portability.score import compute_scores
+
+    by_name: dict[str, tuple[list[Finding], list[FileError]]] = {}
+    for f in result.findings:
+        by_name.setdefault(result.component_of(f.path) or "", ([], []))[0].append(f)
+    for e in result.errors:
+        by_name.setdefault(result.component_of(e.path) or "", ([], []))[1].append(e)
+    out = []
+    for component in result.components():
+        findings, errors = by_name.get(component.name, ([], []))
+        tests = component.kind == "tests"
+        out.append(ComponentJudgement(
+            component, verdicts(findings, errors, count_tests=tests),
+            compute_scores(findings, overall_targets, withheld_reason(errors)), len(findings),
+            tuple(features(findings if tests else [f for f in findings if "test" not in (f.context or "").split("+")]))))
+    return out
 
 
 @dataclass(frozen=True)

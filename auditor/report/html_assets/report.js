@@ -122,7 +122,7 @@
   function header() {
     var tool = data.tool || {};
     var summary = data.summary || {};
-    var h = el("header", "top", el("h1", null, (tool.name || "lockin-auditor") + (data.plan ? ": migration plan" : ": NVIDIA lock-in")));
+    var h = el("header", "top", el("h1", null, (tool.name || "lockin-auditor") + (data.plan ? (data.plan.ranking ? ": which target first" : ": migration plan") : ": NVIDIA lock-in")));
     var facts = [plural(summary.files || 0, "file") + " audited", plural(findings.length, "finding") + " reported"];
     if (summary.files_with_findings !== undefined) { facts.push(plural(summary.files_with_findings, "file") + " with findings"); }
     if (data.errors.length) { facts.push(plural(data.errors.length, "file") + " could not be audited"); }
@@ -215,23 +215,138 @@
   function effortBadge(effort) {
     return el("span", "effort effort-" + (EFFORTS[effort] || "other"), effort);
   }
+  function pathLink(path, line, title) {
+    return button("link loc", where(path, line), function () { setFilter("path", path); }, title || "Show the findings in this file");
+  }
+  // The report's component of that name, as the component filter numbers them (-1: none).
+  function componentNumber(name) {
+    var found = -1;
+    (data.components || []).forEach(function (c, i) { if (found < 0 && c.name === name) { found = i; } });
+    return found;
+  }
+  function componentLink(name) {
+    var i = componentNumber(name);
+    if (i < 0) { return el("span", "part", name); }
+    return button("link part", name, function () { setFilter("component", String(i)); }, "Show only this component's findings");
+  }
+  function textList(className, texts) {
+    return el("ul", className, (texts || []).map(function (t) { return el("li", null, t); }));
+  }
+  // The answer first: the verdict and score on the target, the estimate after --fix, what blocks it,
+  // the same per component, and what the plan could not see.
+  function planHeadline(p) {
+    var head = p.headline || {}, after = p.after_fixes || {};
+    var box = el("div", "plan-headline");
+    box.id = "plan-headline";
+    box.appendChild(el("p", "answer", verdictBadge(head.verdict), " ", el("strong", "score", score(head.score)),
+      " on " + p.target + "; after audit --fix about " + score(after.score) + " (an estimate: " +
+      plural(after.fixed || 0, "finding") + " rewritten). " + (head.summary || "")));
+    var blockers = head.blockers || [];
+    if (blockers.length) {
+      box.appendChild(el("p", "lead", "What blocks it:"));
+      box.appendChild(el("ul", "reasons", blockers.map(function (b) {
+        return el("li", null, b.rule ? [el("code", null, b.rule), " "] : null, b.why, " ", pathLink(b.path, b.line));
+      })));
+    }
+    var parts = head.components || [];
+    if (parts.length > 1) {
+      box.appendChild(el("p", "lead", "By component (the headline judges what ships; the others are judged on their own):"));
+      box.appendChild(el("div", "scroll", el("table", "plan-components",
+        el("thead", null, el("tr", null, el("th", null, "component"), el("th", null, "kind"),
+                             el("th", null, "verdict on " + p.target), el("th", null, "score"), el("th", null, "what blocks it first"))),
+        el("tbody", null, parts.map(function (c) {
+          var first = (c.blockers || [])[0];
+          var row = el("tr", "plan-component", el("td", null, componentLink(c.name), c.shipped ? el("span", "ships", " ships") : null),
+            el("td", null, c.kind), el("td", null, verdictBadge(c.verdict)), el("td", "num", score(c.score)),
+            el("td", null, first ? [first.why, " ", pathLink(first.path, first.line),
+                                    c.blockers.length > 1 ? " (+" + (c.blockers.length - 1) + " more)" : null] : "nothing"));
+          row.dataset.component = c.name;
+          return row;
+        })))));
+    }
+    var unseen = el("div", "unseen", el("p", "lead", "What this plan could not see:"), textList("unseen-list", p.unseen));
+    unseen.id = "plan-unseen";
+    box.appendChild(unseen);
+    return box;
+  }
+  function planItem(item) {
+    var parts = item.components || [];
+    return el("li", "item" + (item.optional ? " optional" : ""), item.effort ? [effortBadge(item.effort), " "] : null, item.text || "",
+      item.optional ? [" ", el("span", "optional-tag", "optional")] : null,
+      parts.length && (data.components || []).length > 1
+        ? el("span", "parts", " in ", parts.map(function (name, k) { return [k ? ", " : "", componentLink(name)]; })) : null,
+      item.path ? [" ", pathLink(item.path, item.line)] : null);
+  }
   function plan() {
     var p = data.plan;
-    if (!p) { return; }
+    if (!p || !p.steps) { return; }
     var s = section("plan", "Plan" + (p.target ? " for " + p.target : ""));
+    s.appendChild(planHeadline(p));
     var steps = p.steps || [];
     if (!steps.length) { s.appendChild(el("p", "empty", "The plan has no steps.")); return; }
     s.appendChild(el("ol", "steps", steps.map(function (step) {
       var items = step.items || [];
       return el("li", "step",
         el("div", "step-head", el("strong", null, step.title || ""), step.effort ? [" ", effortBadge(step.effort)] : null),
+        step.summary ? el("p", "summary", step.summary) : null,
         step.reason ? el("p", "reason", step.reason) : null,
-        items.length ? el("ul", "items", items.map(function (item) {
-          return el("li", "item", item.effort ? [effortBadge(item.effort), " "] : null, item.text || "",
-            item.path ? [" ", button("link loc", where(item.path, item.line), function () { setFilter("path", item.path); },
-                                     "Show the findings in this file")] : null);
-        })) : null);
+        items.length ? el("ul", "items", items.map(planItem), step.more
+          ? el("li", "more-items", "\u2026 and " + step.more + " more, none larger than these: every finding is in the list " +
+               "below (filter it by target, component or path), and --format json lists every item") : null) : null);
     })));
+    var after = p.after_fixes || {};
+    s.appendChild(el("p", "after", el("strong", null, "After automatic fixes: "), "about " + score(after.score) +
+                     " (" + (after.verdict || "?") + ") on " + p.target + ": " + (after.how || "") + " (an estimate)."));
+    s.appendChild(el("div", "questions", el("p", "lead", "Questions for you:"), textList("question-list", p.questions)));
+  }
+
+  // ---- which target first (audit plan without --target) ------------------------------------
+  function ranking() {
+    var r = data.plan;
+    if (!r || !r.ranking) { return; }
+    var s = section("ranking", "Which target first");
+    s.appendChild(el("p", "hint", "Ranked by verdict and score, the dependency changes of step 1, the support of the tools " +
+                     "in use and the cloud signals found; the host comes last (it is the parity test's reference). " +
+                     "Pick a target to see what costs something there."));
+    var rows = r.ranking.map(function (row) {
+      var tr = el("tr", "rank-row",
+        el("td", "num", String(row.rank)),
+        el("td", null, button("link target-link", row.display + " (" + row.target + ")", function () {
+          setFilter("target", state.target === row.target ? "" : row.target);
+        }, "Show the findings that cost something on " + row.target)),
+        el("td", null, verdictBadge(row.verdict)), el("td", "num", score(row.score)),
+        el("td", "num", String(row.dependencies)), el("td", "num", String(row.points)),
+        el("td", "why", textList("why-list", row.why)));
+      tr.id = "rank-" + row.target;
+      tr.dataset.target = row.target;
+      return tr;
+    });
+    s.appendChild(el("div", "scroll", el("table", "ranking",
+      el("thead", null, el("tr", null, ["#", "target", "verdict", "score", "dependency changes", "points", "why"].map(function (h) {
+        return el("th", null, h);
+      }))), el("tbody", null, rows))));
+    if ((r.tools || []).length) { s.appendChild(el("p", null, "Tools in use: " + r.tools.join(", ") + ".")); }
+    if (r.workload) { s.appendChild(el("p", "workload", r.workload)); }
+    if (r.edge) { s.appendChild(el("p", "edge", r.edge)); }
+    s.appendChild(el("p", null, "Then: ", el("code", null, "audit plan PATH --target T"), " for the chosen target."));
+    var unseen = el("div", "unseen", el("p", "lead", "What this ranking could not see:"), textList("unseen-list", r.unseen));
+    unseen.id = "ranking-unseen";
+    s.appendChild(unseen);
+    s.appendChild(el("div", "questions", el("p", "lead", "Questions for you:"), textList("question-list", r.questions)));
+  }
+
+  // The plan page's sections, as in-page links under the header.
+  function contents() {
+    if (!data.plan) { return; }
+    var links = [];
+    document.querySelectorAll("section.panel").forEach(function (s) {
+      var a = el("a", null, s.querySelector("h2").textContent);
+      a.href = "#" + s.id;
+      links.push(a);
+    });
+    var nav = el("nav", "contents", links.map(function (a, i) { return [i ? " \u00b7 " : "", a]; }));
+    nav.id = "contents";
+    app.insertBefore(nav, app.children[1] || null);
   }
 
   // ---- category x severity ----------------------------------------------------------------
@@ -423,6 +538,9 @@
 
   function update() {
     Object.keys(chartRows).forEach(function (t) { chartRows[t].classList.toggle("selected", t === state.target); });
+      document.querySelectorAll("tr.rank-row").forEach(function (row) {
+      row.classList.toggle("selected", row.dataset.target === state.target);
+    });
     document.querySelectorAll("tr.component").forEach(function (row) {
       row.classList.toggle("selected", row.dataset.component === state.component);
     });
@@ -432,13 +550,15 @@
   }
 
   header();
+  ranking();  // a plan's page opens with its answer: the ranking, or the plan and its headline
+  plan();
   chart();
   components();
-  plan();
   matrix();
   files();
   errors();
   findingsPanel();
+  contents();
   update();
   document.body.dataset.ready = "1";
 })();
