@@ -207,6 +207,15 @@ async def test_other_kinds_by_file_name(client: LanguageClient, project: Path) -
         closed(client, project / name)
 
 
+@on_server
+async def test_a_path_that_needs_quoting_in_its_uri(client: LanguageClient, project: Path) -> None:
+    folder = project / "my models #1"
+    folder.mkdir()
+    path = folder / "net 2.py"
+    assert "LK102" in by_code(await opened(client, path, "import torch\nx = torch.ones(1).cuda()\n"))
+    closed(client, path)
+
+
 def test_the_server_exits_cleanly_on_shutdown_and_when_stdin_closes(tmp_path: Path) -> None:
     def message(body: dict) -> bytes:
         data = json.dumps(body).encode()

@@ -51,14 +51,16 @@ class AuditServer(LanguageServer):
         if document is None or path is None:
             return
         version, text = document.version, document.source
-        check = await asyncio.get_running_loop().run_in_executor(self.worker, self._check, path, text)
+        check, shown, failure = await asyncio.get_running_loop().run_in_executor(self.worker, self._check, path, text)
         current = self.document(uri)
-        if check is None or current is None or current.version != version:
-            return  # failed (already shown), closed meanwhile, or changed: a newer check comes
+        if current is None or current.version != version:
+            return  # closed meanwhile, or changed: a newer check comes
         self.pending.pop(uri, None)
+        if check is None:
+            self._show(failure or f"{SOURCE}: {path} could not be checked")
+            return
         self.checks[uri] = check
         self._report_config(check.config_error)
-        shown = [d for _, d in convert.diagnostics(check)]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, shown, version))
 
     def document(self, uri: str) -> Any:
@@ -66,13 +68,14 @@ class AuditServer(LanguageServer):
         get_text_document, which reads a document it does not hold from the disk."""
         return self.workspace.text_documents.get(unquote(uri))
 
-    def _check(self, path: str, text: str) -> DocumentCheck | None:
+    def _check(self, path: str, text: str) -> tuple[DocumentCheck | None, list[types.Diagnostic], str | None]:
+        """The check and its diagnostics (in the worker thread), or what failed: never raised."""
         try:
-            return check_document(path, text, self.overrides)
+            check = check_document(path, text, self.overrides)
+            return check, [d for _, d in convert.diagnostics(check)], None
         except Exception as exc:  # a bug in the auditor must not stop the editor's server
             logger.exception("checking %s failed", path)
-            self._show(f"{SOURCE}: internal error checking {path}: {type(exc).__name__}: {exc} (please report it)")
-            return None
+            return None, [], f"{SOURCE}: internal error checking {path}: {type(exc).__name__}: {exc} (please report it)"
 
     def _report_config(self, error: str | None) -> None:
         if error is not None and error != self.shown_error:
