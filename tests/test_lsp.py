@@ -202,8 +202,14 @@ async def test_other_kinds_by_file_name(client: LanguageClient, project: Path) -
     found = by_code(await opened(client, project / "train.ipynb", notebook, "json"))
     line = next(i for i, text in enumerate(notebook.splitlines()) if ".cuda()" in text)
     assert set(found) == {"LK102"} and found["LK102"].range.start.line == line
+    docker = by_code(await opened(client, project / "Dockerfile", "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
+                                  "# cuda in a comment\nRUN pip install numpy\n", "dockerfile"))
+    assert set(docker) == {"LK509"} and docker["LK509"].range.start.line == 0
+    pyproject = by_code(await opened(client, project / "pyproject.toml", '[project]\nname = "x"\n'
+                                     'dependencies = ["torch==2.3.0+cu121"]\n', "toml"))
+    assert set(pyproject) == {"LK501"} and pyproject["LK501"].range.start.line == 2
     assert await opened(client, project / "README.md", "Runs on cuda.\n", "markdown") == []  # not a kind audit reads
-    for name in ("requirements-gpu.txt", "train.ipynb", "README.md"):
+    for name in ("requirements-gpu.txt", "train.ipynb", "Dockerfile", "pyproject.toml", "README.md"):
         closed(client, project / name)
 
 
