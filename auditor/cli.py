@@ -261,6 +261,7 @@ def server(
         import pygls  # noqa: F401  (only to know it is there)
     except ImportError:
         raise UsageProblem(f"`audit server` needs pygls: install {SERVER_EXTRA} (pip install '{SERVER_EXTRA}')") from None
+    # the server (pygls) and the scan's modules load only for `audit server`
     from auditor.config.keys import _cli_max_file_size
     from auditor.lsp.server import serve
 

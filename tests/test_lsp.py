@@ -166,6 +166,22 @@ async def test_the_configuration_of_the_files_folder_is_read(client: LanguageCli
 
 
 @on_server
+async def test_saving_a_configuration_file_checks_the_open_documents_again(client: LanguageClient,
+                                                                          project: Path) -> None:
+    folder = project / "later"
+    folder.mkdir()
+    model, config = folder / "model.py", folder / "lockin-auditor.toml"
+    assert "LK205" in by_code(await opened(client, model, SOURCE))
+    config.write_text('ignore = ["LK205"]\n', encoding="utf-8")
+    await opened(client, config, config.read_text(encoding="utf-8"), "toml")
+    waiting = published(client, model.as_uri(), 1)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(config.as_uri())))
+    assert "LK205" not in by_code(await waiting) and "LK102" in by_code(await opened(client, folder / "b.py", SOURCE))
+    for path in (model, config, folder / "b.py"):
+        closed(client, path)
+
+
+@on_server
 async def test_a_configuration_error_is_a_message_not_a_crash(client: LanguageClient, project: Path) -> None:
     path = project / "typo" / "model.py"
     assert await opened(client, path, SOURCE) == []

@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from auditor.config import ConfigError
+from auditor.config.load import load_settings
 from auditor.model import FileError, Finding
-from auditor.pipeline.stdin import StdinUsage, config_folder, stdin_kind
+from auditor.pipeline.scan import resolve_root
+from auditor.pipeline.stdin import StdinUsage, config_folder, fix_stdin, scan_stdin, stdin_kind
 
 if TYPE_CHECKING:
     from auditor.pipeline.runtime import Runtime
@@ -41,10 +43,6 @@ def encoded(text: str) -> bytes:
 
 def check_document(path: str, text: str, overrides: dict[str, Any] | None = None) -> DocumentCheck:
     """The findings and errors of `text` as the file `path` (which need not exist)."""
-    from auditor.config.load import load_settings
-    from auditor.pipeline.scan import resolve_root
-    from auditor.pipeline.stdin import scan_stdin
-
     check = DocumentCheck(path, text)
     data = encoded(text)
     try:
@@ -66,8 +64,6 @@ def check_document(path: str, text: str, overrides: dict[str, Any] | None = None
 def fixed_text(check: DocumentCheck, unsafe: bool) -> str | None:
     """The whole document with every applicable fix made (the safe ones, with `unsafe` the unsafe
     ones too), in rounds and validated as `audit --fix -` makes them; None when nothing changes."""
-    from auditor.pipeline.stdin import fix_stdin
-
     if check.result is None or check.runtime is None or check.errors:
         return None
     data = encoded(check.text)

@@ -3,14 +3,15 @@
 A document is checked when it is opened or saved, and DEBOUNCE seconds after the last change
 (typing does not start a check per key). Checks run one at a time in a worker thread, so the
 server keeps reading messages; a result is published only if the document is still open and at
-the version that was checked. A configuration error is shown once (window/showMessage) until it
-changes; no input and no failure of a check stops the server. Closing a document clears its
-diagnostics. When stdin closes (or after shutdown and exit) the process ends."""
+the version that was checked. Saving a configuration file checks every open document again. A
+configuration error is shown once (window/showMessage) until it changes; no input and no failure
+of a check stops the server. Closing a document clears its diagnostics. When stdin closes (or after shutdown and exit) the process ends."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import unquote
@@ -20,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from auditor import __version__
+from auditor.config.files import CONFIG_NAMES
 from auditor.lsp import SOURCE, convert
 from auditor.lsp.check import DocumentCheck, check_document, fixed_text
 
@@ -132,7 +134,11 @@ def build_server(unsafe_fixes: bool = False, overrides: dict[str, Any] | None = 
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AuditServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        saved = params.text_document.uri
+        # a saved configuration file may change every open document's findings
+        configuration = os.path.basename(to_fs_path(saved) or "") in CONFIG_NAMES
+        for uri in (list(ls.checks) if configuration else []) + [saved]:
+            ls.schedule(uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AuditServer, params: types.DidCloseTextDocumentParams) -> None:
