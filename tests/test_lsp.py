@@ -9,12 +9,16 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from auditor.report.sarif import HELP_URI
 
@@ -49,8 +53,23 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def recording_client() -> LanguageClient:
+    """pytest-lsp's test client, also keeping every publishDiagnostics in order (its own keeps only
+    the last diagnostics per document, and waiting for "the next" notification can miss one)."""
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = []  # type: ignore[attr-defined]
+
+    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        client.published.append(params)  # type: ignore[attr-defined]
+        client.diagnostics[params.uri] = params.diagnostics
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, PUBLISH: publish})
+    return client
+
+
 @pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "auditor", "server", "--max-file-size", str(MAX_MB)]))
+    server_command=[sys.executable, "-m", "auditor", "server", "--max-file-size", str(MAX_MB)],
+    client_factory=recording_client))
 async def client(lsp_client: LanguageClient, project: Path):
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=project.as_uri()))
@@ -58,19 +77,24 @@ async def client(lsp_client: LanguageClient, project: Path):
     await lsp_client.shutdown_session()
 
 
-async def published(client: LanguageClient, uri: str, version: int | None = None) -> list[types.Diagnostic]:
-    """The diagnostics the server publishes next for `uri` (at `version`, when given)."""
-    while True:
-        params = await asyncio.wait_for(client.wait_for_notification(PUBLISH), 60)
-        if params.uri == uri and (version is None or params.version == version):
-            return list(params.diagnostics)
+async def published(client: LanguageClient, uri: str, send: Callable[[], object],
+                    version: int | None = None) -> list[types.Diagnostic]:
+    """`send()`, then the first diagnostics the server publishes after it for `uri` (at `version`)."""
+    seen = len(client.published)  # type: ignore[attr-defined]
+    send()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for params in client.published[seen:]:  # type: ignore[attr-defined]
+            if params.uri == uri and (version is None or params.version == version):
+                return list(params.diagnostics)
+        await asyncio.sleep(0.01)
+    raise TimeoutError(f"no diagnostics for {uri} (version {version})")
 
 
 async def opened(client: LanguageClient, path: Path, text: str, language: str = "python") -> list[types.Diagnostic]:
-    uri = path.as_uri()
-    waiting = published(client, uri, 1)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, language, 1, text)))
-    return await waiting
+    item = types.TextDocumentItem(path.as_uri(), language, 1, text)
+    return await published(client, item.uri, lambda: client.text_document_did_open(
+        types.DidOpenTextDocumentParams(item)), 1)
 
 
 def closed(client: LanguageClient, path: Path) -> None:
@@ -121,15 +145,16 @@ async def test_a_change_updates_the_diagnostics_and_closing_clears_them(client: 
     path = project / "edited.py"
     uri = path.as_uri()
     assert "LK102" in by_code(await opened(client, path, SOURCE))
-    waiting = published(client, uri, 3)
-    for version, text in ((2, SOURCE + "y = 1\n"), (3, SOURCE.replace(".cuda()", ""))):  # debounced: 3 wins
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            types.VersionedTextDocumentIdentifier(version, uri),
-            [types.TextDocumentContentChangeWholeDocument(text)]))
-    assert set(by_code(await waiting)) == {"LK209", "LK204", "LK205"}
-    waiting = published(client, uri)
-    closed(client, path)
-    assert await waiting == []
+
+    def change() -> None:
+        for version, text in ((2, SOURCE + "y = 1\n"), (3, SOURCE.replace(".cuda()", ""))):  # debounced: 3 wins
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(version, uri),
+                [types.TextDocumentContentChangeWholeDocument(text)]))
+
+    assert set(by_code(await published(client, uri, change, 3))) == {"LK209", "LK204", "LK205"}
+    assert [p.version for p in client.published if p.uri == uri] == [1, 3]  # version 2 never checked
+    assert await published(client, uri, lambda: closed(client, path)) == []
 
 
 @on_server
@@ -174,9 +199,9 @@ async def test_saving_a_configuration_file_checks_the_open_documents_again(clien
     assert "LK205" in by_code(await opened(client, model, SOURCE))
     config.write_text('ignore = ["LK205"]\n', encoding="utf-8")
     await opened(client, config, config.read_text(encoding="utf-8"), "toml")
-    waiting = published(client, model.as_uri(), 1)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(config.as_uri())))
-    assert "LK205" not in by_code(await waiting) and "LK102" in by_code(await opened(client, folder / "b.py", SOURCE))
+    saved = types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(config.as_uri()))
+    again = await published(client, model.as_uri(), lambda: client.text_document_did_save(saved), 1)
+    assert "LK205" not in by_code(again) and "LK102" in by_code(await opened(client, folder / "b.py", SOURCE))
     for path in (model, config, folder / "b.py"):
         closed(client, path)
 
@@ -291,3 +316,15 @@ def test_positions_count_utf16_units_over_every_line_end() -> None:
     assert lines.position(2, 3) == (1, 3)  # after 😀: two units
     assert lines.position(3, 9) == (2, 1)  # clamped to the line's end
     assert lines.position(9, 1) == (3, 0) and lines.end() == (3, 0)
+
+
+def test_per_file_ignores_of_a_pyproject_apply_to_the_document_path(tmp_path: Path) -> None:
+    from auditor.lsp.check import check_document
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.lockin-auditor]\nper-file-ignores = { "tests/*" = ["LK102"] }\n',
+                                             encoding="utf-8")
+    source = "import torch\nx = torch.ones(1).cuda()\n"
+    assert [f.rule for f in check_document(str(tmp_path / "tests" / "test_a.py"), source).findings] == []
+    assert [f.rule for f in check_document(str(tmp_path / "a.py"), source).findings] == ["LK102"]
