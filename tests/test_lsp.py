@@ -263,6 +263,33 @@ async def test_a_path_that_needs_quoting_in_its_uri(client: LanguageClient, proj
     closed(client, path)
 
 
+@on_server
+async def test_messages_about_documents_it_does_not_hold_change_nothing(client: LanguageClient,
+                                                                        project: Path) -> None:
+    ghost = types.VersionedTextDocumentIdentifier(2, (project / "never_opened.py").as_uri())
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        ghost, [types.TextDocumentContentChangeWholeDocument("x.cuda()\n")]))
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(ghost.uri), types.Range(types.Position(0, 0), types.Position(1, 0)),
+        types.CodeActionContext(diagnostics=[])))
+    assert not actions
+    assert "LK102" in by_code(await opened(client, project / "after_ghost.py", SOURCE))  # still serving
+    assert all(p.uri != ghost.uri for p in client.published)
+    closed(client, project / "after_ghost.py")
+
+
+def test_a_failing_check_is_a_message_and_no_diagnostics(monkeypatch: pytest.MonkeyPatch) -> None:
+    from auditor.lsp import server
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("a rule crashed")
+
+    monkeypatch.setattr(server, "check_document", broken)
+    check, shown, failure = server.AuditServer()._check("/tmp/m.py", "x.cuda()\n")
+    assert check is None and shown == []
+    assert failure == "lockin-auditor: internal error checking /tmp/m.py: RuntimeError: a rule crashed (please report it)"
+
+
 def test_the_server_exits_cleanly_on_shutdown_and_when_stdin_closes(tmp_path: Path) -> None:
     def message(body: dict) -> bytes:
         data = json.dumps(body).encode()
