@@ -36,7 +36,7 @@ from auditor.targets import CatalogueError
 if TYPE_CHECKING:  # kept out of start-up: `audit --version` imports none of these
     from auditor.config.settings import Settings
 
-COMMANDS = ("scan", "rules", "explain", "plan")
+COMMANDS = ("scan", "rules", "explain", "plan", "server")
 ALIASES = {"check": "scan"}  # ruff's habit: `audit check .` is `audit .`
 INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT), as shells report it
 GROUP_OPTIONS = ("--help", "-h", "--version", "-V", "--install-completion", "--show-completion")
@@ -242,6 +242,31 @@ def plan(
         raise UsageProblem(str(exc)) from None
     sys.stdout.write(text)
     return 0
+
+
+SERVER_EXTRA = "lockin-auditor[server]"
+
+
+@app.command("server")
+def server(
+    unsafe_fixes: Annotated[bool, typer.Option("--unsafe-fixes", help="Offer the unsafe fixes as code actions too "
+                                               "(an editor can also send the initialization option unsafeFixes).")] = False,
+    max_file_size: Annotated[float | None, typer.Option("--max-file-size", min=0.001, show_default=False, help=(
+        "Leave documents larger than this many MB unchecked (one diagnostic says so; default: as `audit`)."))] = None,
+) -> int:
+    """Run a language server over stdio for editors: each open file's findings as diagnostics
+    (checked as `audit - --stdin-filename FILE` checks it, with its folder's configuration), its
+    safe fixes as code actions. Needs the `server` extra (pygls)."""
+    try:
+        import pygls  # noqa: F401  (only to know it is there)
+    except ImportError:
+        raise UsageProblem(f"`audit server` needs pygls: install {SERVER_EXTRA} (pip install '{SERVER_EXTRA}')") from None
+    # the server (pygls) and the scan's modules load only for `audit server`
+    from auditor.config.keys import _cli_max_file_size
+    from auditor.lsp.server import serve
+
+    overrides = {"max_bytes": _cli_max_file_size(max_file_size, os.getcwd())} if max_file_size is not None else {}
+    return serve(unsafe_fixes, overrides)
 
 
 def route(args: list[str]) -> list[str]:

@@ -157,6 +157,17 @@ class NotebookPlaces:
         self._max_bytes = report.settings.max_bytes
         self._cache: dict[str, tuple[str, list[int], list[list[int]]] | None] = {}
 
+    @classmethod
+    def of_text(cls, path: str, text: str) -> NotebookPlaces:
+        """The places of one notebook whose text is in memory (an editor's open document)."""
+        places = cls.__new__(cls)
+        places._paths, places._max_bytes = {}, 0
+        try:
+            places._cache = {path: (text, line_starts(text), source_strings(text))}
+        except (ValueError, IndexError, RecursionError):
+            places._cache = {path: None}
+        return places
+
     def _read(self, path: str) -> tuple[str, list[int], list[list[int]]] | None:
         if path not in self._cache:
             self._cache[path] = None
