@@ -236,3 +236,35 @@ def test_a_cuda_named_class_of_a_flat_repository_is_not_called_another_librarys(
     found = [f for f in result.findings if f.rule == "LK298"]
     assert found and all("another library's CUDA" not in f.message for f in found)
     assert all("by its name" in f.message for f in found)
+
+
+# -- `x or "cuda"` fallbacks ----------------------------------------------------------------------
+
+def test_a_cuda_fallback_of_a_value_a_caller_gives_degrades_instead_of_failing(scan_source):
+    src = ("import os, torch\n"
+           "DEVICE = os.environ.get('DEV') or 'cuda'\n"
+           "def f(args, x, dev):\n"
+           "    y = x.to(args.device or 'cuda')\n"
+           "    z = torch.zeros(2, device=dev or 'cuda:0')\n"
+           "    d = get_device_type() or 'cuda'\n"
+           "    return x.to(d)\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert sorted(found) == [2, 4, 5, 6]
+    for finding in found.values():
+        assert finding.context == "optional" and finding.guard == "option" and finding.severity == "minor"
+        assert finding.targets["cpu"] == "degrades" and finding.targets["mps"] == "degrades"
+    assert "only the fallback of `get_device_type()` (line 6)" in found[6].message
+    assert verdicts(list(found.values()))["cpu"].verdict == "runs-degraded"
+
+
+def test_trap_a_literal_before_or_gives_nothing_and_a_cuda_first_is_the_value(scan_source):
+    src = ("import torch\ndef f(x, dev):\n"
+           "    a = x.to('' or 'cuda')\n"
+           "    b = x.to(None or 'cuda')\n"
+           "    c = x.to('cuda' or dev)\n"
+           "    return a, b, c\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert sorted(found) == [3, 4, 5]
+    for finding in found.values():
+        assert finding.context is None and finding.targets["cpu"] == "raises"
+    assert verdicts(list(found.values()))["cpu"].verdict == "fails"

@@ -85,6 +85,14 @@ def _is_main(test: cst.BaseExpression) -> bool:
     return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
         and any(string_value(s) == "__main__" for s in sides)
 
+def _is_literal(node: cst.BaseExpression) -> bool:
+    """A value written out in the code: a string, a number, `None`/`True`/`False`, a literal collection."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+                             cst.List, cst.Tuple, cst.Dict, cst.Set))
+
+
 def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
     """The NVIDIA-only runtimes (rules/contexts.toml [feature]) a file imports, but only indented:
     inside a function or a block, never at its top (a top-level import is the main path's)."""
@@ -171,6 +179,8 @@ class Placer:
                 left = self.judge.truth(parent.left)
                 if isinstance(parent.operator, cst.Or):
                     self._narrow(where, ~left, parent.left, negated=True)
+                    if not left.says and where.optional is None:
+                        self._or_default(where, parent)
                 else:
                     self._narrow(where, left, parent.left)
             elif kind in (cst.IndentedBlock, cst.Module):
@@ -215,6 +225,15 @@ class Placer:
         if flags:
             where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
             where.kinds.add("option")
+
+    def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
+        """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
+        option or a helper gives; like an option's default, only the fallback is NVIDIA-only. A
+        left side that is a literal (`"" or "cuda"`, `None or "cuda"`) gives nothing: no default."""
+        if _is_literal(node.left):
+            return
+        where.optional, where.optional_line, where.optional_kind = self._text(node.left), self.placed.line(node), "fallback"
+        where.kinds.add("option")
 
     def _feature(self, where: Where, functions: list[cst.FunctionDef], fields: dict[str, Any]) -> None:
         """A use of a runtime only functions import, inside the function that imports it (or a
