@@ -268,3 +268,31 @@ def test_trap_a_literal_before_or_gives_nothing_and_a_cuda_first_is_the_value(sc
     for finding in found.values():
         assert finding.context is None and finding.targets["cpu"] == "raises"
     assert verdicts(list(found.values()))["cpu"].verdict == "fails"
+
+
+# -- env names passed through a small helper that sets them ----------------------------------------
+
+def test_env_names_passed_to_a_helper_that_sets_them(scan_source):
+    src = ("import os\n"
+           "def set_if_unset(value, name):\n    os.environ.setdefault(name, value)\n"
+           "class Launcher:\n"
+           "    def put(self, value, key):\n        os.environ[key] = value\n"
+           "    def go(self):\n        self.put('eth0', 'NCCL_SOCKET_IFNAME')\n"
+           "set_if_unset('1', 'NCCL_DEBUG')\n"
+           "set_if_unset(name='NCCL_IB_DISABLE', value='1')\n"
+           "later('1', 'NCCL_P2P_DISABLE')\n"
+           "def later(value, var):\n    os.environ[var] = value\n")
+    found = by_line(scan_source({"a.py": src}), "LK304")
+    assert sorted(found) == [8, 9, 10, 11]  # a method's `self`, a keyword, a helper defined below its call
+    assert found[9].message.startswith("`NCCL_DEBUG`") and found[10].message.startswith("`NCCL_IB_DISABLE`")
+
+
+def test_trap_a_function_that_sets_another_variable_is_no_helper(scan_source):
+    src = ("import os\n"
+           "def tag(name, value):\n    os.environ['MY_TAG'] = value\n    return name\n"
+           "def read(table, key):\n    return table[key]\n"
+           "tag('run', 'NCCL_DEBUG')\n"
+           "read({}, 'NCCL_DEBUG')\n"
+           "elsewhere('1', 'NCCL_DEBUG')\n")
+    found = by_line(scan_source({"a.py": src}), "LK304")
+    assert not found  # its parameter never names the variable; a mapping that is not os.environ; no helper here
