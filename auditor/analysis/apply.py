@@ -73,6 +73,12 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         names.append("own-package")
         effects = dict.fromkeys(every, WORKS)
         extra.update(package=where.own)
+        # Said of the import too (auditor.analysis.crossfile reads it): a module the project imports
+        # only under a fallback or a guard is as optional as those imports.
+        if where.optional is not None:
+            names.append("optional")
+        if where.served_before or any(not where.condition.may_hold(t) for t in every):
+            names.append("guarded")
     else:
         if where.display is not None:
             names.append("display")

@@ -154,6 +154,7 @@ class Placer:
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
+        self._uses: dict[str, list[int | None]] | None = None  # see _calls
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
@@ -208,6 +209,8 @@ class Placer:
                 self._option_default(where, parent, ancestors[index - 1])
             child = parent
         self._own(where, node, fields)
+        if functions and where.optional is None and where.required is None:
+            self._called_under_fallback(where, functions[-1])
         if self.lazy and functions:
             self._feature(where, functions, fields)
         if rule.name in self.seed_rules:
@@ -225,6 +228,40 @@ class Placer:
         if flags:
             where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
             where.kinds.add("option")
+
+    def _called_under_fallback(self, where: Where, function: cst.FunctionDef) -> None:
+        """`def dtw_cuda(x): ...` that the module calls only inside `try: return dtw_cuda(x)` with an
+        `except` that falls back (whisper's timing.py): the function is that fallback's fast path."""
+        name = function.name.value
+        if function not in self.ctx.module.body or len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
+            return  # a method or nested function, or never named again in the file (the common case)
+        sites = self._calls().get(name)
+        if sites and all(line is not None for line in sites):
+            where.optional, where.optional_line = f"try/except around {name}()", sites[0]
+            where.kinds.add("fallback")
+
+    def _calls(self) -> dict[str, list[int | None]]:
+        """Per name used in the module (its definition aside): each use's innermost fallback `try`
+        line, None when it is outside one. One walk per file, for the first finding that asks."""
+        if self._uses is not None:
+            return self._uses
+        uses: dict[str, list[int | None]] = {}
+        stack: list[tuple[cst.CSTNode, int | None]] = [(self.ctx.module, None)]
+        while stack:
+            node, fallback = stack.pop()
+            if isinstance(node, cst.Name):
+                uses.setdefault(node.value, []).append(fallback)
+                continue
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                children = [c for c in child_nodes(node) if c is not node.name]
+            elif isinstance(node, (cst.Try, cst.TryStar)) and self.judge.fallback(node):
+                stack.append((node.body, self.placed.line(node) or 0))
+                children = [c for c in child_nodes(node) if c is not node.body]
+            else:
+                children = child_nodes(node)
+            stack.extend((child, fallback) for child in children)
+        self._uses = uses
+        return uses
 
     def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
         """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
