@@ -75,6 +75,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         extra.update(package=where.own)
         # Said of the import too (auditor.analysis.crossfile reads it): a module the project imports
         # only under a fallback or a guard is as optional as those imports.
+        if where.feature is not None:
+            names.append("feature")
         if where.optional is not None:
             names.append("optional")
         if where.served_before or any(not where.condition.may_hold(t) for t in every):
@@ -143,6 +145,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     if primary is not None:
         table = contexts.get(primary, {})
         kind = f"{where.optional_kind}_" if primary == "optional" and where.optional_kind != "code" else ""
+        if primary == "feature" and where.feature_kind != "function":
+            kind = f"{where.feature_kind}_"
         if primary == "optional":
             required, required_line = where.required or ("", None)
             values.update(required=required, required_line=required_line)

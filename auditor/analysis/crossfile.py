@@ -108,15 +108,32 @@ def link_optional_modules(findings: list[Finding]) -> list[Finding]:
                 if module == name or module.endswith("/" + name):
                     sites.setdefault(module, []).append(site)
     gated = {module: min(found, key=lambda f: (f.path, f.line)) for module, found in sites.items()
-             if all(_GATED & _contexts(f) for f in found)}
+             if all((_GATED | {"feature"}) & _contexts(f) for f in found)}
     if not gated:
         return findings
+    chosen = {module for module, found in sites.items() if module in gated
+              and all("feature" in _contexts(f) for f in found)}
     linked = []
     for finding in findings:
-        site = gated.get(_module_of(finding.path)) if finding.path.endswith(".py") else None
-        if site is not None and not (_KEEP & _contexts(finding)) and "raises" in finding.targets.values():
+        module = _module_of(finding.path) if finding.path.endswith(".py") else ""
+        site = gated.get(module)
+        if site is None or _KEEP & _contexts(finding) or "feature" in _contexts(finding):
+            pass
+        elif module in chosen:
+            finding = _feature(finding, site)
+        elif "raises" in finding.targets.values():
             finding = _optional(finding, None, f"Its module is imported only under a fallback or a guard "
                                                f"({site.path}:{site.line}): where that import is skipped or fails, "
                                                f"the code around it runs instead.")
         linked.append(finding)
     return linked
+
+
+def _feature(finding: Finding, site: Finding) -> Finding:
+    """A finding of a module imported only in the branches of choices by name: that backend's, an
+    opt-in feature (its effects stand: the feature's own verdict says where it fails)."""
+    order = load_table("contexts").get("order", [])
+    names = sorted({"feature", *_contexts(finding)}, key=lambda n: order.index(n) if n in order else len(order))
+    return replace(finding, context="+".join(names),
+                   message=f"{finding.message} Its module is imported only in the branch of a choice by name "
+                           f"({site.path}:{site.line}): an opt-in backend; the other choices run without it.")

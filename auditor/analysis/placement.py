@@ -66,6 +66,7 @@ class Where:
     feature: str | None = None  # the function an opt-in NVIDIA-only feature lives in
     feature_line: int | None = None
     runtime: str | None = None  # the runtime only that function imports
+    feature_kind: str = "function"  # "choice": the branch of a choice by name (`elif ENGINE == "triton":`)
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -74,6 +75,15 @@ class Where:
         if integration is not None:
             where.optional, where.optional_kind = integration, "integration"
         return where
+
+
+@dataclass(frozen=True)
+class Use:
+    """Where one use of a name stands in its module."""
+
+    fallback: int | None  # the line of the innermost `try` around it that falls back, or None
+    conditional: bool  # under an if, a try, a loop's test or the right side of and/or
+    within: str  # the module-level function or class it is in ("" at module level)
 
 
 def _is_main(test: cst.BaseExpression) -> bool:
@@ -91,6 +101,23 @@ def _is_literal(node: cst.BaseExpression) -> bool:
         return node.value in ("None", "True", "False")
     return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
                              cst.List, cst.Tuple, cst.Dict, cst.Set))
+
+
+_NAME_VALUE = re.compile(r"[A-Za-z][\w.-]+")
+
+
+def _lazy_import(body: cst.BaseSuite) -> str | None:
+    """The first module a branch's own statements import (`from .rocm import x` -> ".rocm")."""
+    for statement in getattr(body, "body", ()):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                return dotted_name(small.names[0].name)
+            if isinstance(small, cst.ImportFrom):
+                module = dotted_name(small.module) if small.module is not None else ""
+                return "." * len(small.relative) + (module or "")
+    return None
 
 
 def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
@@ -154,7 +181,8 @@ class Placer:
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
-        self._uses: dict[str, list[int | None]] | None = None  # see _calls
+        self._names: dict[str, list[Use]] | None = None  # see _uses
+        self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
@@ -174,6 +202,8 @@ class Placer:
                 continue
             if kind is cst.If:
                 self._if(where, parent, child, ancestors, index)
+                if child is parent.body and where.feature is None:
+                    self._choice(where, parent)
             elif kind is cst.IfExp:
                 self._ifexp(where, parent, child)
             elif kind is cst.BooleanOperation and child is parent.right:
@@ -232,35 +262,61 @@ class Placer:
     def _called_under_fallback(self, where: Where, function: cst.FunctionDef) -> None:
         """`def dtw_cuda(x): ...` that the module calls only inside `try: return dtw_cuda(x)` with an
         `except` that falls back (whisper's timing.py): the function is that fallback's fast path."""
-        name = function.name.value
-        if function not in self.ctx.module.body or len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
-            return  # a method or nested function, or never named again in the file (the common case)
-        sites = self._calls().get(name)
-        if sites and all(line is not None for line in sites):
-            where.optional, where.optional_line = f"try/except around {name}()", sites[0]
+        sites = self._uses_of(function)
+        if sites and all(use.fallback is not None for use in sites):
+            where.optional, where.optional_line = f"try/except around {function.name.value}()", sites[0].fallback
             where.kinds.add("fallback")
 
-    def _calls(self) -> dict[str, list[int | None]]:
-        """Per name used in the module (its definition aside): each use's innermost fallback `try`
-        line, None when it is outside one. One walk per file, for the first finding that asks."""
-        if self._uses is not None:
-            return self._uses
-        uses: dict[str, list[int | None]] = {}
-        stack: list[tuple[cst.CSTNode, int | None]] = [(self.ctx.module, None)]
+    def _uses_of(self, function: cst.FunctionDef) -> list[Use]:
+        """The uses of a module-level function's name in its module, outside its own body."""
+        name = function.name.value
+        if function not in self.ctx.module.body or len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
+            return []  # a method or nested function, or never named again in the file (the common case)
+        return [use for use in self._uses().get(name, ()) if use.within != name]
+
+    def _main_path_calls(self, function: cst.FunctionDef) -> bool:
+        """Whether the module uses the function with no condition around the use (item 6's trap: a
+        feature the main path calls unconditionally is no opt-in feature)."""
+        name = function.name.value
+        if len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
+            return False
+        return any(not use.conditional and use.within != name for use in self._uses().get(name, ()))
+
+    def _uses(self) -> dict[str, list[Use]]:
+        """Per name used in the module (definitions aside): where each use stands. One walk per
+        file, for the first finding that asks."""
+        if self._names is not None:
+            return self._names
+        uses: dict[str, list[Use]] = {}
+        stack: list[tuple[cst.CSTNode, Use]] = [(self.ctx.module, Use(None, False, ""))]
         while stack:
-            node, fallback = stack.pop()
+            node, here = stack.pop()
             if isinstance(node, cst.Name):
-                uses.setdefault(node.value, []).append(fallback)
+                uses.setdefault(node.value, []).append(here)
                 continue
+            inner = here
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                children = [c for c in child_nodes(node) if c is not node.name]
-            elif isinstance(node, (cst.Try, cst.TryStar)) and self.judge.fallback(node):
-                stack.append((node.body, self.placed.line(node) or 0))
-                children = [c for c in child_nodes(node) if c is not node.body]
-            else:
-                children = child_nodes(node)
-            stack.extend((child, fallback) for child in children)
-        self._uses = uses
+                if not here.within and node in self.ctx.module.body:
+                    inner = Use(here.fallback, here.conditional, node.name.value)
+                stack.extend((child, inner) for child in child_nodes(node) if child is not node.name)
+                continue
+            if isinstance(node, (cst.Try, cst.TryStar)):
+                line = (self.placed.line(node) or 0) if self.judge.fallback(node) else here.fallback
+                stack.append((node.body, Use(line, True, here.within)))
+                stack.extend((child, Use(here.fallback, True, here.within)) for child in child_nodes(node)
+                             if child is not node.body)
+                continue
+            if isinstance(node, (cst.If, cst.IfExp, cst.While)):
+                stack.append((node.test, here))
+                stack.extend((child, Use(here.fallback, True, here.within)) for child in child_nodes(node)
+                             if child is not node.test)
+                continue
+            if isinstance(node, cst.BooleanOperation):
+                stack.append((node.left, here))
+                stack.append((node.right, Use(here.fallback, True, here.within)))
+                continue
+            stack.extend((child, here) for child in child_nodes(node))
+        self._names = uses
         return uses
 
     def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
@@ -278,8 +334,48 @@ class Placer:
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
         home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
-        if home is not None:
+        if home is not None and not self._main_path_calls(home):
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
+            where.feature_kind = "function"
+
+    def _choice(self, where: Where, node: cst.If) -> None:
+        """`elif ENGINE == "triton": from .flash_attn_triton import ...`: a branch taken for one value
+        of a backend or strategy name, importing its module lazily, is an opt-in backend: a feature
+        named for that value."""
+        found = self._choices.get(id(node))
+        if found is None:
+            value = self._chosen_name(node.test)
+            module = _lazy_import(node.body) if value is not None else None
+            found = self._choices[id(node)] = (value, module) if module is not None else ()
+        if found:
+            where.feature, where.feature_line, where.runtime = found[0], self.placed.line(node.test), found[1]
+            where.feature_kind = "choice"
+
+    def _chosen_name(self, test: cst.BaseExpression) -> str | None:
+        """The name a test picks: `engine == "triton"`, `backend in ("deepep", "hybridep")`; None for a
+        device (a guard), a flag value ("1", "true") or a comparison of two values."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+        chosen: cst.BaseExpression | None = None
+        if isinstance(op, cst.Equal):
+            sides = [(test.left, right), (right, test.left)]
+            chosen, texts = next(((a, [string_value(b)]) for a, b in sides
+                                  if not _is_literal(a) and string_value(b) is not None), (None, None))
+        elif isinstance(op, cst.In) and not _is_literal(test.left) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            chosen, texts = test.left, [string_value(e.value) for e in right.elements]
+        else:
+            return None
+        vocab = self.judge.vocab
+        choices = self.ctx.catalogue.table("contexts").get("feature", {}).get("choices", {})
+        not_names = frozenset(choices.get("not_names", ()))
+        if not texts or any(t is None or not _NAME_VALUE.fullmatch(t) or vocab.device(t) is not None
+                            or t.lower() in vocab.falsy or t.lower() in not_names for t in texts):
+            return None
+        func = chosen.func if isinstance(chosen, cst.Call) else chosen
+        if self.ctx.qualify(func) in choices.get("platforms", ()):
+            return None  # `sys.platform == "linux"`: where the code runs, not a backend it picks
+        return "/".join(texts)
 
     def _imports_in(self, scope: cst.FunctionDef, runtime: str) -> bool:
         """Whether the function itself imports the runtime: a use of a name a module-level
