@@ -142,9 +142,19 @@ def test_trap_a_device_branch_a_flag_value_and_a_branch_importing_nothing_are_no
 
 
 def test_trap_a_feature_the_main_path_calls_unconditionally_is_not_optional(tmp_path, capsys):
-    """Item 6: the same export function, but the module calls it on import: the main path needs it."""
-    calls = EXPORT + "\n\ndef build_engine(model):\n    return model.to_tensorrt('m.engine')\n\n\nENGINE = build_engine(Model())\n"
+    """Item 6: the same export function, but the module calls it on import (or the model's forward
+    does): the main path needs it. A helper that calls it is no main path of its own."""
+    calls = EXPORT + "\n\nENGINE = Model().to_tensorrt('m.engine')\n"
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": calls}, capsys)
     found = [f for f in document["findings"] if f["rule"] == "LK411"]
     assert found and all(f["context"] != "feature" for f in found)
     assert document["verdicts"]["cpu"]["verdict"] == "fails"
+
+
+def test_a_feature_called_from_forward_is_the_main_path_but_not_from_another_helper(tmp_path, capsys):
+    in_forward = EXPORT.replace("        return x * 2\n", "        self.to_tensorrt('m.engine')\n        return x * 2\n")
+    helper = EXPORT + "\n\ndef export_all(models):\n    return [m.to_tensorrt('m.engine') for m in models]\n"
+    for source, feature in ((in_forward, False), (helper, True)):
+        document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": source}, capsys)
+        found = [f for f in document["findings"] if f["rule"] == "LK411"]
+        assert found and all((f["context"] == "feature") == feature for f in found), source

@@ -296,3 +296,44 @@ def test_trap_a_function_that_sets_another_variable_is_no_helper(scan_source):
            "elsewhere('1', 'NCCL_DEBUG')\n")
     found = by_line(scan_source({"a.py": src}), "LK304")
     assert not found  # its parameter never names the variable; a mapping that is not os.environ; no helper here
+
+
+# -- parameter defaults every call overrides --------------------------------------------------------
+
+DEFAULTS = ("import torch\n\n"
+            "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n\n"
+            "def build(cfg, *, device='cuda:0'):\n    return torch.zeros(2, device=device)\n\n"
+            "class Runner:\n    def run(self, x, device='cuda'):\n        return x.to(device)\n\n"
+            "    def go(self, x, dev):\n        return self.run(x, dev)\n\n"
+            "def main(args):\n"
+            "    m = load(args.ckpt, args.device)\n"  # by position
+            "    b = build(args, device=args.device)\n"  # by keyword
+            "    c = load('x', device='cpu')\n"
+            "    return Runner().go(m, args.device), b, c\n")
+
+
+def test_a_parameter_default_every_call_in_the_module_overrides_degrades(scan_source):
+    found = by_line(scan_source({"a.py": DEFAULTS}), "LK101")
+    for line in (3, 6, 10):  # a function by position and keyword (torch.load is no call of it), a keyword-only one, a method
+        assert found[line].context == "optional" and found[line].guard == "option", found[line]
+        assert found[line].targets["cpu"] == "degrades" and found[line].severity == "minor"
+    assert "the default of `load(device=...)` (line 3), which every call in this module passes" in found[3].message
+    assert verdicts([found[3], found[6], found[10]])["cpu"].verdict == "runs-degraded"
+
+
+def test_trap_a_call_that_leaves_the_default_or_a_name_used_otherwise_keeps_it_on_the_main_path(scan_source):
+    src = ("import torch\n\n"
+           "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n\n"
+           "def make(device='cuda'):\n    return torch.zeros(2, device=device)\n\n"
+           "def kw(device='cuda'):\n    return torch.zeros(2, device=device)\n\n"
+           "def unused(device='cuda'):\n    return torch.zeros(2, device=device)\n\n"
+           "def main(args, opts):\n"
+           "    load(args.ckpt, device=args.device)\n"
+           "    load(args.ckpt)\n"  # the default is used
+           "    make(device=args.device)\n"
+           "    hooks = [make]\n"  # called by someone else, with who knows what
+           "    kw(**opts)\n"
+           "    return hooks\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    for line in (3, 6, 9, 12):
+        assert found[line].context is None and found[line].targets["cpu"] == "raises", found[line]

@@ -18,7 +18,7 @@ Only files with findings pay for this, and only for the nodes around their findi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -84,6 +84,7 @@ class Use:
     fallback: int | None  # the line of the innermost `try` around it that falls back, or None
     conditional: bool  # under an if, a try, a loop's test or the right side of and/or
     within: str  # the module-level function or class it is in ("" at module level)
+    function: str = ""  # the innermost function it is in
 
 
 def _is_main(test: cst.BaseExpression) -> bool:
@@ -182,6 +183,9 @@ class Placer:
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
         self._names: dict[str, list[Use]] | None = None  # see _uses
+        self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
+        self._call_args: dict[str, list[tuple[frozenset[str], int, bool]]] = {}  # filled by _uses
+        self._attributes: dict[str, list[Use]] = {}  # attribute name -> its uses (`obj.name`), filled by _uses
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
     # -- entry ---------------------------------------------------------------------------------------
@@ -190,6 +194,7 @@ class Placer:
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
         functions: list[cst.FunctionDef] = []  # the enclosing functions, innermost first: a feature's home
+        default: cst.Param | None = None  # the parameter whose default the node is
         child = node
         index = len(ancestors)
         while index > 0:
@@ -237,7 +242,11 @@ class Placer:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
             elif kind is cst.Arg and index > 0 and where.optional is None:
                 self._option_default(where, parent, ancestors[index - 1])
+            elif kind is cst.Param and child is parent.default:
+                default = parent
             child = parent
+        if default is not None and functions and where.optional is None:
+            self._overridden_default(where, functions[0], default)
         self._own(where, node, fields)
         if functions and where.optional is None and where.required is None:
             self._called_under_fallback(where, functions[-1])
@@ -274,13 +283,45 @@ class Placer:
             return []  # a method or nested function, or never named again in the file (the common case)
         return [use for use in self._uses().get(name, ()) if use.within != name]
 
+    def _overridden_default(self, where: Where, function: cst.FunctionDef, param: cst.Param) -> None:
+        """`def load(path, device="cuda")` that every call in its module passes `device` to (by keyword
+        or position): like an option's default, only the default is NVIDIA-only; callers elsewhere
+        may still rely on it, so it degrades rather than works. A name used other than in a call
+        (a callback, a registry) or a call with `*args`/`**kwargs` may leave it to the default."""
+        name = function.name.value
+        params = [*function.params.posonly_params, *function.params.params]
+        position = next((i for i, p in enumerate(params) if p is param), None)
+        keyword_only = position is None
+        if keyword_only and param not in function.params.kwonly_params:
+            return
+        if len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
+            return
+        method = function not in self.ctx.module.body
+        uses = self._uses().get(name, ())
+        count = len(self._attributes.get(name, ())) if method else sum(1 for use in uses if use.within != name)
+        calls = [call for call in self._call_args.get(name, ()) if call[2] == method]
+        if not calls or len(calls) != count:
+            return  # never called here, or named other than in a call
+        shift = 1 if params[:1] and params[0].name.value in ("self", "cls") else 0
+        wanted = param.name.value
+        for keywords, positional, attribute in calls:
+            index = None if keyword_only else position - (shift if attribute else 0)
+            if wanted not in keywords and (index is None or positional <= index):
+                return
+        where.optional, where.optional_line = f"{name}({wanted}=...)", self._def_line(function)
+        where.optional_kind = "param"
+        where.kinds.add("option")
+
     def _main_path_calls(self, function: cst.FunctionDef) -> bool:
-        """Whether the module uses the function with no condition around the use (item 6's trap: a
-        feature the main path calls unconditionally is no opt-in feature)."""
+        """Whether the module's main path uses the function with no condition around the use: at the
+        module's top, or in a model's `forward` (rules/contexts.toml [feature] main_path): a feature
+        the main path calls unconditionally is no opt-in feature."""
         name = function.name.value
         if len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
             return False
-        return any(not use.conditional and use.within != name for use in self._uses().get(name, ()))
+        main = self._main_functions
+        uses = [*self._uses().get(name, ()), *self._attributes.get(name, ())]  # `f()` or `self.f()`
+        return any(not use.conditional and use.function != name and use.function in main for use in uses)
 
     def _uses(self) -> dict[str, list[Use]]:
         """Per name used in the module (definitions aside): where each use stands. One walk per
@@ -288,36 +329,57 @@ class Placer:
         if self._names is not None:
             return self._names
         uses: dict[str, list[Use]] = {}
-        stack: list[tuple[cst.CSTNode, Use]] = [(self.ctx.module, Use(None, False, ""))]
+        stack: list[tuple[cst.CSTNode, Use]] = [(self.ctx.module, Use(None, False, "", ""))]
         while stack:
             node, here = stack.pop()
             if isinstance(node, cst.Name):
                 uses.setdefault(node.value, []).append(here)
                 continue
+            if isinstance(node, cst.Call):
+                self._record_call(node)
+            if isinstance(node, cst.Attribute):  # `obj.name`: a method's use, not the module-level name's
+                self._attributes.setdefault(node.attr.value, []).append(here)
+                stack.append((node.value, here))
+                continue
             inner = here
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 if not here.within and node in self.ctx.module.body:
-                    inner = Use(here.fallback, here.conditional, node.name.value)
+                    inner = replace(inner, within=node.name.value)
+                if isinstance(node, cst.FunctionDef):
+                    inner = replace(inner, function=node.name.value, conditional=False)
                 stack.extend((child, inner) for child in child_nodes(node) if child is not node.name)
                 continue
             if isinstance(node, (cst.Try, cst.TryStar)):
                 line = (self.placed.line(node) or 0) if self.judge.fallback(node) else here.fallback
-                stack.append((node.body, Use(line, True, here.within)))
-                stack.extend((child, Use(here.fallback, True, here.within)) for child in child_nodes(node)
+                stack.append((node.body, replace(here, fallback=line, conditional=True)))
+                stack.extend((child, replace(here, conditional=True)) for child in child_nodes(node)
                              if child is not node.body)
                 continue
             if isinstance(node, (cst.If, cst.IfExp, cst.While)):
                 stack.append((node.test, here))
-                stack.extend((child, Use(here.fallback, True, here.within)) for child in child_nodes(node)
+                stack.extend((child, replace(here, conditional=True)) for child in child_nodes(node)
                              if child is not node.test)
                 continue
             if isinstance(node, cst.BooleanOperation):
                 stack.append((node.left, here))
-                stack.append((node.right, Use(here.fallback, True, here.within)))
+                stack.append((node.right, replace(here, conditional=True)))
                 continue
             stack.extend((child, here) for child in child_nodes(node))
         self._names = uses
         return uses
+
+    def _record_call(self, node: cst.Call) -> None:
+        """A call's keywords and positional count, by the callee's last name (`_overridden_default`)."""
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name is None:
+            return
+        if any(arg.star for arg in node.args):  # `f(*args, **kwargs)`: what it passes is unknown
+            keywords, positional = frozenset(), -1
+        else:
+            keywords = frozenset(arg.keyword.value for arg in node.args if arg.keyword is not None)
+            positional = sum(1 for arg in node.args if arg.keyword is None)
+        self._call_args.setdefault(name, []).append((keywords, positional, isinstance(func, cst.Attribute)))
 
     def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
         """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
