@@ -15,6 +15,13 @@ def by_line(result, rule: str) -> dict:
     return {f.line: f for f in result.findings if f.rule == rule}
 
 
+def assert_main_path(findings) -> None:
+    """A trap held: each finding stays on the main path and fails the verdict off NVIDIA."""
+    findings = list(findings)
+    assert findings and all(f.context is None and f.targets["cpu"] == "raises" for f in findings), findings
+    assert verdicts(findings)["cpu"].verdict == "fails"
+
+
 # -- HIP / ROCm build branches ---------------------------------------------------------------------
 
 def test_the_non_hip_branch_of_a_build_does_not_fail_rocm(scan_source):
@@ -265,9 +272,7 @@ def test_trap_a_literal_before_or_gives_nothing_and_a_cuda_first_is_the_value(sc
            "    return a, b, c\n")
     found = by_line(scan_source({"a.py": src}), "LK101")
     assert sorted(found) == [3, 4, 5]
-    for finding in found.values():
-        assert finding.context is None and finding.targets["cpu"] == "raises"
-    assert verdicts(list(found.values()))["cpu"].verdict == "fails"
+    assert_main_path(found.values())
 
 
 # -- env names passed through a small helper that sets them ----------------------------------------
@@ -335,5 +340,42 @@ def test_trap_a_call_that_leaves_the_default_or_a_name_used_otherwise_keeps_it_o
            "    kw(**opts)\n"
            "    return hooks\n")
     found = by_line(scan_source({"a.py": src}), "LK101")
-    for line in (3, 6, 9, 12):
-        assert found[line].context is None and found[line].targets["cpu"] == "raises", found[line]
+    assert_main_path(found[line] for line in (3, 6, 9, 12))
+
+
+# -- settings a config exec replaces, and a multi-process launch mode --------------------------------
+
+def test_a_setting_above_a_config_exec_is_a_default_the_user_replaces(scan_source):
+    src = ("import torch\n"
+           "backend = 'nccl'\n"
+           "device = 'cuda'\n"
+           "dtype = 'bfloat16' if torch.cuda.is_available() else 'float16'\n"
+           "exec(open('configurator.py').read())\n"
+           "late = 'cuda'\n"
+           "x = torch.zeros(2, device=device).to(late)\n")
+    result = scan_source({"train.py": src})
+    device, late = by_line(result, "LK101")[3], by_line(result, "LK101")[6]
+    assert device.context == "optional" and device.guard == "option" and device.targets["cpu"] == "degrades"
+    assert "the default of the `device` setting, which `exec(...)` (line 5)" in device.message
+    assert by_line(result, "LK301")[2].context == "optional"
+    assert by_line(result, "LK201")[4].context is None  # a check that computes a value is no written-out setting
+    assert_main_path([late])  # trap: assigned after the exec, nothing replaces it
+
+
+def test_trap_an_exec_with_its_own_globals_or_none_at_all_replaces_nothing(scan_source):
+    src = ("import torch\ndevice = 'cuda'\nexec(code, {})\nx = torch.zeros(2, device=device)\n")
+    assert_main_path(by_line(scan_source({"train.py": src}), "LK101").values())
+
+
+def test_code_under_a_launchers_variable_runs_only_in_that_launch_mode(scan_source):
+    src = ("import os, torch\n"
+           "ddp = int(os.environ.get('RANK', -1)) != -1\n"
+           "if ddp:\n    torch.cuda.set_device(0)\n"
+           "if os.environ.get('LOCAL_RANK') is not None:\n    torch.cuda.set_device(1)\n"
+           "if int(os.environ.get('RANK', 0)) == 0:\n    torch.cuda.set_device(2)\n")
+    found = by_line(scan_source({"train.py": src}), "LK203")
+    for line in (4, 6):
+        assert found[line].context == "optional" and found[line].guard == "option", found[line]
+        assert found[line].targets["cpu"] == "degrades" and "multi-process launch" in found[line].message
+    assert "`ddp` (line 3)" in found[4].message
+    assert_main_path([found[8]])  # trap: rank zero, or a plain run (the default 0): the main path

@@ -96,6 +96,16 @@ def _is_main(test: cst.BaseExpression) -> bool:
     return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
         and any(string_value(s) == "__main__" for s in sides)
 
+def _is_exec(statement: cst.CSTNode) -> bool:
+    """`exec(open('configurator.py').read())`: one argument, run in the module's own globals."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "exec" \
+        and len(call.args) == 1
+
+
 def _is_literal(node: cst.BaseExpression) -> bool:
     """A value written out in the code: a string, a number, `None`/`True`/`False`, a literal collection."""
     if isinstance(node, cst.Name):
@@ -186,6 +196,7 @@ class Placer:
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
         self._call_args: dict[str, list[tuple[frozenset[str], int, bool]]] = {}  # filled by _uses
         self._attributes: dict[str, list[Use]] = {}  # attribute name -> its uses (`obj.name`), filled by _uses
+        self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
     # -- entry ---------------------------------------------------------------------------------------
@@ -220,6 +231,8 @@ class Placer:
                 else:
                     self._narrow(where, left, parent.left)
             elif kind in (cst.IndentedBlock, cst.Module):
+                if kind is cst.Module and where.optional is None:
+                    self._config_default(where, parent, child, node, ancestors, index)
                 self._after_exits(where, parent, child)
                 if where.required is None:
                     self._required(where, parent, child)
@@ -381,6 +394,31 @@ class Placer:
             positional = sum(1 for arg in node.args if arg.keyword is None)
         self._call_args.setdefault(name, []).append((keywords, positional, isinstance(func, cst.Attribute)))
 
+    def _config_default(self, where: Where, module: cst.Module, statement: cst.CSTNode, node: cst.CSTNode,
+                        ancestors: tuple, index: int) -> None:
+        """`device = 'cuda'` at a script's top, then `exec(open('configurator.py').read())` (nanoGPT):
+        the exec runs in the module's globals, so a config file or the command line may replace every
+        setting above it; the value is a default, like an option's."""
+        if self._execs is None:
+            self._execs = [i for i, s in enumerate(module.body) if _is_exec(s)]
+        if not self._execs or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return
+        small = statement.body[0]
+        if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+            return
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        if len(targets) != 1 or not isinstance(targets[0], cst.Name):
+            return
+        if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return  # a setting's value written out (`device = 'cuda'`), not a call computing it
+        in_value = node is small.value or (index + 3 < len(ancestors) and ancestors[index + 3] is small.value)
+        position = next((i for i, s in enumerate(module.body) if s is statement), None)
+        later = [i for i in self._execs if position is not None and i > position]
+        if in_value and later:
+            where.optional, where.optional_kind = targets[0].value, "config"
+            where.optional_line = self.placed.line(module.body[later[0]])
+            where.kinds.add("option")
+
     def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
         """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
         option or a helper gives; like an option's default, only the fallback is NVIDIA-only. A
@@ -492,11 +530,13 @@ class Placer:
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
                 where.kinds.add("option")
         if truth.excludes or truth.requires_package:
-            where.kinds |= truth.kinds
+            where.kinds |= truth.kinds - {"launch"}
         if where.guard is None and truth.excludes:
             where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
         if where.optional is None and truth.requires_package:
             where.optional, where.optional_line = self._text(test, negated), self.placed.line(test)
+            if "launch" in truth.kinds:
+                where.optional_kind = "launch"
 
     def _source(self, node: cst.CSTNode) -> str:
         """The node's code: a slice of the text when the positions pass generated it (the left side
