@@ -18,7 +18,7 @@ Only files with findings pay for this, and only for the nodes around their findi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -193,6 +193,9 @@ class Placer:
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
         self._names: dict[str, list[Use]] | None = None  # see _uses
+        self._module_ids: dict[int, int] | None = None  # the module's top-level statements' indexes (_position)
+        self._mentions: dict[str, bool] = {}  # see _named_again
+        self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
         self._call_args: dict[str, list[tuple[frozenset[str], int, bool]]] = {}  # filled by _uses
         self._attributes: dict[str, list[Use]] = {}  # attribute name -> its uses (`obj.name`), filled by _uses
@@ -284,17 +287,35 @@ class Placer:
     def _called_under_fallback(self, where: Where, function: cst.FunctionDef) -> None:
         """`def dtw_cuda(x): ...` that the module calls only inside `try: return dtw_cuda(x)` with an
         `except` that falls back (whisper's timing.py): the function is that fallback's fast path."""
-        sites = self._uses_of(function)
-        if sites and all(use.fallback is not None for use in sites):
-            where.optional, where.optional_line = f"try/except around {function.name.value}()", sites[0].fallback
+        key = id(function)
+        found = self._fallbacks.get(key)
+        if found is None:
+            found = ()
+            if "try" in self.ctx.text and self._top_level(function) and self._named_again(function.name.value):
+                sites = [use for use in self._uses().get(function.name.value, ()) if use.within != function.name.value]
+                if sites and all(use.fallback is not None for use in sites):
+                    found = (sites[0].fallback or None,)  # 0: a try the positions pass did not place
+            self._fallbacks[key] = found
+        if found:
+            where.optional, where.optional_line = f"try/except around {function.name.value}()", found[0]
             where.kinds.add("fallback")
 
-    def _uses_of(self, function: cst.FunctionDef) -> list[Use]:
-        """The uses of a module-level function's name in its module, outside its own body."""
-        name = function.name.value
-        if function not in self.ctx.module.body or len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
-            return []  # a method or nested function, or never named again in the file (the common case)
-        return [use for use in self._uses().get(name, ()) if use.within != name]
+    def _top_level(self, node: cst.CSTNode) -> bool:
+        return self._position(node) is not None
+
+    def _position(self, node: cst.CSTNode) -> int | None:
+        """The index of a statement among the module's top-level ones, None for any other node."""
+        if self._module_ids is None:
+            self._module_ids = {id(statement): i for i, statement in enumerate(self.ctx.module.body)}
+        return self._module_ids.get(id(node))
+
+    def _named_again(self, name: str) -> bool:
+        """Whether the file names `name` more than once (its definition and a use): cheap, and false
+        for most functions, which spares the walk of _uses."""
+        found = self._mentions.get(name)
+        if found is None:
+            found = self._mentions[name] = len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) >= 2
+        return found
 
     def _overridden_default(self, where: Where, function: cst.FunctionDef, param: cst.Param) -> None:
         """`def load(path, device="cuda")` that every call in its module passes `device` to (by keyword
@@ -307,9 +328,9 @@ class Placer:
         keyword_only = position is None
         if keyword_only and param not in function.params.kwonly_params:
             return
-        if len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
+        if not self._named_again(name):
             return
-        method = function not in self.ctx.module.body
+        method = not self._top_level(function)
         uses = self._uses().get(name, ())
         count = len(self._attributes.get(name, ())) if method else sum(1 for use in uses if use.within != name)
         calls = [call for call in self._call_args.get(name, ()) if call[2] == method]
@@ -330,7 +351,7 @@ class Placer:
         module's top, or in a model's `forward` (rules/contexts.toml [feature] main_path): a feature
         the main path calls unconditionally is no opt-in feature."""
         name = function.name.value
-        if len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) < 2:
+        if not self._named_again(name):
             return False
         main = self._main_functions
         uses = [*self._uses().get(name, ()), *self._attributes.get(name, ())]  # `f()` or `self.f()`
@@ -342,40 +363,41 @@ class Placer:
         if self._names is not None:
             return self._names
         uses: dict[str, list[Use]] = {}
+        attributes = self._attributes
+        fallback_of = self.judge.fallback
         stack: list[tuple[cst.CSTNode, Use]] = [(self.ctx.module, Use(None, False, "", ""))]
         while stack:
             node, here = stack.pop()
-            if isinstance(node, cst.Name):
+            kind = type(node)
+            if kind is cst.Name:
                 uses.setdefault(node.value, []).append(here)
                 continue
-            if isinstance(node, cst.Call):
+            if kind is cst.Call:
                 self._record_call(node)
-            if isinstance(node, cst.Attribute):  # `obj.name`: a method's use, not the module-level name's
-                self._attributes.setdefault(node.attr.value, []).append(here)
+            elif kind is cst.Attribute:  # `obj.name`: a method's use, not the module-level name's
+                attributes.setdefault(node.attr.value, []).append(here)
                 stack.append((node.value, here))
                 continue
-            inner = here
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-                if not here.within and node in self.ctx.module.body:
-                    inner = replace(inner, within=node.name.value)
-                if isinstance(node, cst.FunctionDef):
-                    inner = replace(inner, function=node.name.value, conditional=False)
+            elif kind is cst.FunctionDef or kind is cst.ClassDef:
+                within = node.name.value if not here.within and self._top_level(node) else here.within
+                inner = Use(here.fallback, False, within, node.name.value) if kind is cst.FunctionDef \
+                    else Use(here.fallback, here.conditional, within, here.function)
                 stack.extend((child, inner) for child in child_nodes(node) if child is not node.name)
                 continue
-            if isinstance(node, (cst.Try, cst.TryStar)):
-                line = (self.placed.line(node) or 0) if self.judge.fallback(node) else here.fallback
-                stack.append((node.body, replace(here, fallback=line, conditional=True)))
-                stack.extend((child, replace(here, conditional=True)) for child in child_nodes(node)
-                             if child is not node.body)
+            elif kind is cst.Try or kind is cst.TryStar:
+                line = (self.placed.line(node) or 0) if fallback_of(node) else here.fallback
+                stack.append((node.body, Use(line, True, here.within, here.function)))
+                other = Use(here.fallback, True, here.within, here.function)
+                stack.extend((child, other) for child in child_nodes(node) if child is not node.body)
                 continue
-            if isinstance(node, (cst.If, cst.IfExp, cst.While)):
+            elif kind is cst.If or kind is cst.IfExp or kind is cst.While:
                 stack.append((node.test, here))
-                stack.extend((child, replace(here, conditional=True)) for child in child_nodes(node)
-                             if child is not node.test)
+                other = Use(here.fallback, True, here.within, here.function)
+                stack.extend((child, other) for child in child_nodes(node) if child is not node.test)
                 continue
-            if isinstance(node, cst.BooleanOperation):
+            elif kind is cst.BooleanOperation:
                 stack.append((node.left, here))
-                stack.append((node.right, replace(here, conditional=True)))
+                stack.append((node.right, Use(here.fallback, True, here.within, here.function)))
                 continue
             stack.extend((child, here) for child in child_nodes(node))
         self._names = uses
@@ -412,7 +434,7 @@ class Placer:
         if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return  # a setting's value written out (`device = 'cuda'`), not a call computing it
         in_value = node is small.value or (index + 3 < len(ancestors) and ancestors[index + 3] is small.value)
-        position = next((i for i, s in enumerate(module.body) if s is statement), None)
+        position = self._position(statement)
         later = [i for i in self._execs if position is not None and i > position]
         if in_value and later:
             where.optional, where.optional_kind = targets[0].value, "config"
