@@ -158,3 +158,27 @@ def test_a_feature_called_from_forward_is_the_main_path_but_not_from_another_hel
         document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": source}, capsys)
         found = [f for f in document["findings"] if f["rule"] == "LK411"]
         assert found and all((f["context"] == "feature") == feature for f in found), source
+
+
+REGISTRY = ("import torch\n\n\nclass NcclDispatcher:\n    def send(self, x):\n        return x\n\n\n"
+            "class DeepEPDispatcher:\n    def send(self, x):\n        import deep_ep\n"
+            "        buffer = deep_ep.Buffer()\n        return x.cuda()\n\n\n"
+            "DISPATCHERS = {'alltoall': NcclDispatcher, 'deepep': DeepEPDispatcher}\n\n\n"
+            "def dispatcher(name):\n    return DISPATCHERS[name]()\n")
+
+
+def test_a_backend_listed_by_name_in_a_registry_is_a_feature(tmp_path, capsys):
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/moe.py": REGISTRY}, capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/moe.py"]
+    assert {f["line"] for f in found} >= {11, 12, 13}
+    assert all("feature" in f["context"].split("+") for f in found if f["line"] in (11, 12, 13))
+    cuda = next(f for f in found if f["line"] == 13)  # not only the runtime's own uses: the whole backend
+    assert "`DeepEPDispatcher` (line 9), which the module lists only as the `deepep` choice" in cuda["message"]
+    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+
+
+def test_trap_a_registered_backend_the_module_also_builds_directly_is_the_main_path(tmp_path, capsys):
+    direct = REGISTRY + "\nDEFAULT = DeepEPDispatcher()\n"
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/moe.py": direct}, capsys)
+    cuda = next(f for f in document["findings"] if f["path"] == "lib/moe.py" and f["line"] == 13)
+    assert cuda["context"] is None and document["verdicts"]["cpu"]["verdict"] == "fails"

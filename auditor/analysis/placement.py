@@ -85,6 +85,7 @@ class Use:
     conditional: bool  # under an if, a try, a loop's test or the right side of and/or
     within: str  # the module-level function or class it is in ("" at module level)
     function: str = ""  # the innermost function it is in
+    registry: str = ""  # the key it is listed under in a registry dict (`{"deepep": DeepEPDispatcher, ...}`)
 
 
 def _is_main(test: cst.BaseExpression) -> bool:
@@ -263,6 +264,8 @@ class Placer:
             child = parent
         if default is not None and functions and where.optional is None:
             self._overridden_default(where, functions[0], default)
+        if where.feature is None and len(ancestors) > 1 and isinstance(ancestors[1], (cst.ClassDef, cst.FunctionDef)):
+            self._registered(where, ancestors[1])
         self._own(where, node, fields)
         if functions and where.optional is None and where.required is None:
             self._called_under_fallback(where, functions[-1])
@@ -395,6 +398,17 @@ class Placer:
                 other = Use(here.fallback, True, here.within, here.function)
                 stack.extend((child, other) for child in child_nodes(node) if child is not node.test)
                 continue
+            elif kind is cst.Dict:
+                named = [e for e in node.elements if isinstance(e, cst.DictElement) and type(e.value) is cst.Name
+                         and string_value(e.key) is not None]
+                if len(named) < 2:  # one name is no choice
+                    named = []
+                for element in named:
+                    uses.setdefault(element.value.value, []).append(
+                        Use(here.fallback, here.conditional, here.within, here.function, string_value(element.key)))
+                listed = {id(element) for element in named}
+                stack.extend((element, here) for element in node.elements if id(element) not in listed)
+                continue
             elif kind is cst.BooleanOperation:
                 stack.append((node.left, here))
                 stack.append((node.right, Use(here.fallback, True, here.within, here.function)))
@@ -460,6 +474,17 @@ class Placer:
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
             where.feature_kind = "function"
 
+    def _registered(self, where: Where, definition: cst.ClassDef | cst.FunctionDef) -> None:
+        """`BACKENDS = {"nccl": NcclDispatcher, "deepep": DeepEPDispatcher}` and nothing else naming
+        DeepEPDispatcher: a backend the user picks by name, an opt-in feature named for its key."""
+        name = definition.name.value
+        if "{" not in self.ctx.text or not self._top_level(definition) or not self._named_again(name):
+            return
+        uses = [use for use in self._uses().get(name, ()) if use.within != name]
+        if uses and all(use.registry for use in uses) and not self._attributes.get(name):
+            where.feature, where.feature_line, where.runtime = uses[0].registry, self._def_line(definition), name
+            where.feature_kind = "registry"
+
     def _choice(self, where: Where, node: cst.If) -> None:
         """`elif ENGINE == "triton": from .flash_attn_triton import ...`: a branch taken for one value
         of a backend or strategy name, importing its module lazily, is an opt-in backend: a feature
@@ -510,12 +535,13 @@ class Placer:
                 rf"^[ \t]*(?:import|from)[ \t]+{re.escape(runtime)}\b", code, re.MULTILINE) is not None
         return found
 
-    def _def_line(self, scope: cst.FunctionDef) -> int | None:
-        """The line of `def name`: a function's node starts at its leading blank lines and decorators."""
+    def _def_line(self, scope: cst.FunctionDef | cst.ClassDef) -> int | None:
+        """The line of `def name` (`class name`): a definition's node starts at its leading blank lines
+        and decorators."""
         start = self.placed.line(scope)
         if start is None:
             return None
-        pattern = re.compile(rf"\s*(?:async\s+)?def\s+{re.escape(scope.name.value)}\b")
+        pattern = re.compile(rf"\s*(?:async\s+)?(?:def|class)\s+{re.escape(scope.name.value)}\b")
         lines = self.ctx.lines  # split once per file (the snippets use them too)
         for number in range(start, min(len(lines), start + 200) + 1):
             if pattern.match(lines[number - 1]):
