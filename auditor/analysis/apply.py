@@ -159,7 +159,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         if name in names:
             message = render(contexts.get(name, {}).get("message", "{message}"), values) or message
             values["message"] = message
-    kinds = set(where.kinds) if ("guarded" in names or "optional" in names) else set()
+    # "launch" (a launcher's variable) is said in the message; JSON `guard` calls it an option
+    kinds = set(where.kinds) - {"launch"} if ("guarded" in names or "optional" in names) else set()
     if "optional" in names and where.optional_kind in _OPTIONAL_KINDS:
         kinds.add(_OPTIONAL_KINDS[where.optional_kind])
     return Applied("+".join(names), effects, severity, message, suggestion, "+".join(sorted(kinds)) or None)
