@@ -66,3 +66,14 @@ def test_trap_a_function_also_used_outside_the_try_is_not_a_fast_path(scan_sourc
     assert cuda.context is None and cuda.targets["cpu"] == "raises"
     kernels = [f for f in result.findings if f.path.endswith("triton_ops.py") and f.rule == "LK403"]
     assert all(f.targets["cpu"] == "raises" for f in kernels)  # dtw_cuda's import is on the main path now
+
+
+def test_trap_a_programs_main_in_a_try_that_logs_or_exits_is_no_fast_path(scan_source):
+    script = ("import sys, logging, torch\n\n"
+              "def main():\n    torch.zeros(2).cuda()\n\n"
+              "def run():\n    try:\n        main()\n    except Exception:\n        logging.exception('failed')\n"
+              "        sys.exit(1)\n\n"
+              "if __name__ == '__main__':\n    try:\n        run()\n    except Exception:\n        logging.exception('failed')\n")
+    result = scan_source({"train.py": script})
+    (cuda,) = [f for f in result.findings if f.rule == "LK102"]
+    assert cuda.context is None and cuda.targets["cpu"] == "raises"

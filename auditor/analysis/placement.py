@@ -115,6 +115,7 @@ def _is_literal(node: cst.BaseExpression) -> bool:
                              cst.List, cst.Tuple, cst.Dict, cst.Set))
 
 
+_EXITS = frozenset({"exit", "_exit", "quit", "abort"})  # sys.exit, os._exit, quit(), os.abort: the end of the program
 _NAME_VALUE = re.compile(r"[A-Za-z][\w.-]+")
 
 
@@ -388,7 +389,10 @@ class Placer:
                 stack.extend((child, inner) for child in child_nodes(node) if child is not node.name)
                 continue
             elif kind is cst.Try or kind is cst.TryStar:
-                line = (self.placed.line(node) or 0) if fallback_of(node) else here.fallback
+                # a fast path's fallback: inside a function (a script's `try: main()` is the program)
+                # and going on past the handler (one that exits ends the program instead)
+                falls_back = here.function and fallback_of(node) and not self._handler_exits(node)
+                line = (self.placed.line(node) or 0) if falls_back else here.fallback
                 stack.append((node.body, Use(line, True, here.within, here.function)))
                 other = Use(here.fallback, True, here.within, here.function)
                 stack.extend((child, other) for child in child_nodes(node) if child is not node.body)
@@ -416,6 +420,16 @@ class Placer:
             stack.extend((child, here) for child in child_nodes(node))
         self._names = uses
         return uses
+
+    def _handler_exits(self, node: cst.Try | cst.TryStar) -> bool:
+        """Whether an except clause ends the program (`sys.exit(1)`, `exit()`, `os._exit(1)`)."""
+        for handler in node.handlers:
+            for statement in handler.body.body:
+                for small in getattr(statement, "body", ()):
+                    call = small.value if isinstance(small, cst.Expr) else None
+                    if isinstance(call, cst.Call) and callee_name(call) in _EXITS:
+                        return True
+        return False
 
     def _record_call(self, node: cst.Call) -> None:
         """A call's keywords and positional count, by the callee's last name (`_overridden_default`)."""
