@@ -27,6 +27,7 @@ from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
 from auditor.analysis.seeds import redundant_seeding
+from auditor.analysis.uses import ModuleUses
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.python.tree import child_nodes
@@ -77,17 +78,6 @@ class Where:
         return where
 
 
-@dataclass(frozen=True)
-class Use:
-    """Where one use of a name stands in its module."""
-
-    fallback: int | None  # the line of the innermost `try` around it that falls back, or None
-    conditional: bool  # under an if, a try, a loop's test or the right side of and/or
-    within: str  # the module-level function or class it is in ("" at module level)
-    function: str = ""  # the innermost function it is in
-    registry: str = ""  # the key it is listed under in a registry dict (`{"deepep": DeepEPDispatcher, ...}`)
-
-
 def _is_main(test: cst.BaseExpression) -> bool:
     """`__name__ == "__main__"` (either way round)."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 \
@@ -115,7 +105,6 @@ def _is_literal(node: cst.BaseExpression) -> bool:
                              cst.List, cst.Tuple, cst.Dict, cst.Set))
 
 
-_EXITS = frozenset({"exit", "_exit", "quit", "abort"})  # sys.exit, os._exit, quit(), os.abort: the end of the program
 _NAME_VALUE = re.compile(r"[A-Za-z][\w.-]+")
 
 
@@ -194,13 +183,9 @@ class Placer:
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
-        self._names: dict[str, list[Use]] | None = None  # see _uses
-        self._module_ids: dict[int, int] | None = None  # the module's top-level statements' indexes (_position)
-        self._mentions: dict[str, bool] = {}  # see _named_again
+        self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
         self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
-        self._call_args: dict[str, list[tuple[frozenset[str], int, bool]]] = {}  # filled by _uses
-        self._attributes: dict[str, list[Use]] = {}  # attribute name -> its uses (`obj.name`), filled by _uses
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
@@ -291,158 +276,22 @@ class Placer:
     def _called_under_fallback(self, where: Where, function: cst.FunctionDef) -> None:
         """`def dtw_cuda(x): ...` that the module calls only inside `try: return dtw_cuda(x)` with an
         `except` that falls back (whisper's timing.py): the function is that fallback's fast path."""
-        key = id(function)
-        found = self._fallbacks.get(key)
+        found = self._fallbacks.get(id(function))
         if found is None:
-            found = ()
-            if "try" in self.ctx.text and self._top_level(function) and self._named_again(function.name.value):
-                sites = [use for use in self._uses().get(function.name.value, ()) if use.within != function.name.value]
-                if sites and all(use.fallback is not None for use in sites):
-                    found = (sites[0].fallback or None,)  # 0: a try the positions pass did not place
-            self._fallbacks[key] = found
+            found = self._fallbacks[id(function)] = self.uses.fallback_line(function)
         if found:
             where.optional, where.optional_line = f"try/except around {function.name.value}()", found[0]
             where.kinds.add("fallback")
 
-    def _top_level(self, node: cst.CSTNode) -> bool:
-        return self._position(node) is not None
-
-    def _position(self, node: cst.CSTNode) -> int | None:
-        """The index of a statement among the module's top-level ones, None for any other node."""
-        if self._module_ids is None:
-            self._module_ids = {id(statement): i for i, statement in enumerate(self.ctx.module.body)}
-        return self._module_ids.get(id(node))
-
-    def _named_again(self, name: str) -> bool:
-        """Whether the file names `name` more than once (its definition and a use): cheap, and false
-        for most functions, which spares the walk of _uses."""
-        found = self._mentions.get(name)
-        if found is None:
-            found = self._mentions[name] = len(re.findall(rf"\b{re.escape(name)}\b", self.ctx.text)) >= 2
-        return found
-
     def _overridden_default(self, where: Where, function: cst.FunctionDef, param: cst.Param) -> None:
-        """`def load(path, device="cuda")` that every call in its module passes `device` to (by keyword
-        or position): like an option's default, only the default is NVIDIA-only; callers elsewhere
-        may still rely on it, so it degrades rather than works. A name used other than in a call
-        (a callback, a registry) or a call with `*args`/`**kwargs` may leave it to the default."""
-        name = function.name.value
-        params = [*function.params.posonly_params, *function.params.params]
-        position = next((i for i, p in enumerate(params) if p is param), None)
-        keyword_only = position is None
-        if keyword_only and param not in function.params.kwonly_params:
-            return
-        if not self._named_again(name):
-            return
-        method = not self._top_level(function)
-        uses = self._uses().get(name, ())
-        count = len(self._attributes.get(name, ())) if method else sum(1 for use in uses if use.within != name)
-        calls = [call for call in self._call_args.get(name, ()) if call[2] == method]
-        if not calls or len(calls) != count:
-            return  # never called here, or named other than in a call
-        shift = 1 if params[:1] and params[0].name.value in ("self", "cls") else 0
-        wanted = param.name.value
-        for keywords, positional, attribute in calls:
-            index = None if keyword_only else position - (shift if attribute else 0)
-            if wanted not in keywords and (index is None or positional <= index):
-                return
-        where.optional, where.optional_line = f"{name}({wanted}=...)", self._def_line(function)
-        where.optional_kind = "param"
-        where.kinds.add("option")
-
-    def _main_path_calls(self, function: cst.FunctionDef) -> bool:
-        """Whether the module's main path uses the function with no condition around the use: at the
-        module's top, or in a model's `forward` (rules/contexts.toml [feature] main_path): a feature
-        the main path calls unconditionally is no opt-in feature."""
-        name = function.name.value
-        if not self._named_again(name):
-            return False
-        main = self._main_functions
-        uses = [*self._uses().get(name, ()), *self._attributes.get(name, ())]  # `f()` or `self.f()`
-        return any(not use.conditional and use.function != name and use.function in main for use in uses)
-
-    def _uses(self) -> dict[str, list[Use]]:
-        """Per name used in the module (definitions aside): where each use stands. One walk per
-        file, for the first finding that asks."""
-        if self._names is not None:
-            return self._names
-        uses: dict[str, list[Use]] = {}
-        attributes = self._attributes
-        fallback_of = self.judge.fallback
-        stack: list[tuple[cst.CSTNode, Use]] = [(self.ctx.module, Use(None, False, "", ""))]
-        while stack:
-            node, here = stack.pop()
-            kind = type(node)
-            if kind is cst.Name:
-                uses.setdefault(node.value, []).append(here)
-                continue
-            if kind is cst.Call:
-                self._record_call(node)
-            elif kind is cst.Attribute:  # `obj.name`: a method's use, not the module-level name's
-                attributes.setdefault(node.attr.value, []).append(here)
-                stack.append((node.value, here))
-                continue
-            elif kind is cst.FunctionDef or kind is cst.ClassDef:
-                within = node.name.value if not here.within and self._top_level(node) else here.within
-                inner = Use(here.fallback, False, within, node.name.value) if kind is cst.FunctionDef \
-                    else Use(here.fallback, here.conditional, within, here.function)
-                stack.extend((child, inner) for child in child_nodes(node) if child is not node.name)
-                continue
-            elif kind is cst.Try or kind is cst.TryStar:
-                # a fast path's fallback: inside a function (a script's `try: main()` is the program)
-                # and going on past the handler (one that exits ends the program instead)
-                falls_back = here.function and fallback_of(node) and not self._handler_exits(node)
-                line = (self.placed.line(node) or 0) if falls_back else here.fallback
-                stack.append((node.body, Use(line, True, here.within, here.function)))
-                other = Use(here.fallback, True, here.within, here.function)
-                stack.extend((child, other) for child in child_nodes(node) if child is not node.body)
-                continue
-            elif kind is cst.If or kind is cst.IfExp or kind is cst.While:
-                stack.append((node.test, here))
-                other = Use(here.fallback, True, here.within, here.function)
-                stack.extend((child, other) for child in child_nodes(node) if child is not node.test)
-                continue
-            elif kind is cst.Dict:
-                named = [e for e in node.elements if isinstance(e, cst.DictElement) and type(e.value) is cst.Name
-                         and string_value(e.key) is not None]
-                if len(named) < 2:  # one name is no choice
-                    named = []
-                for element in named:
-                    uses.setdefault(element.value.value, []).append(
-                        Use(here.fallback, here.conditional, here.within, here.function, string_value(element.key)))
-                listed = {id(element) for element in named}
-                stack.extend((element, here) for element in node.elements if id(element) not in listed)
-                continue
-            elif kind is cst.BooleanOperation:
-                stack.append((node.left, here))
-                stack.append((node.right, Use(here.fallback, True, here.within, here.function)))
-                continue
-            stack.extend((child, here) for child in child_nodes(node))
-        self._names = uses
-        return uses
-
-    def _handler_exits(self, node: cst.Try | cst.TryStar) -> bool:
-        """Whether an except clause ends the program (`sys.exit(1)`, `exit()`, `os._exit(1)`)."""
-        for handler in node.handlers:
-            for statement in handler.body.body:
-                for small in getattr(statement, "body", ()):
-                    call = small.value if isinstance(small, cst.Expr) else None
-                    if isinstance(call, cst.Call) and callee_name(call) in _EXITS:
-                        return True
-        return False
-
-    def _record_call(self, node: cst.Call) -> None:
-        """A call's keywords and positional count, by the callee's last name (`_overridden_default`)."""
-        func = node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-        if name is None:
-            return
-        if any(arg.star for arg in node.args):  # `f(*args, **kwargs)`: what it passes is unknown
-            keywords, positional = frozenset(), -1
-        else:
-            keywords = frozenset(arg.keyword.value for arg in node.args if arg.keyword is not None)
-            positional = sum(1 for arg in node.args if arg.keyword is None)
-        self._call_args.setdefault(name, []).append((keywords, positional, isinstance(func, cst.Attribute)))
+        """`def load(path, device="cuda")` that every call in its module passes `device` to: like an
+        option's default, only the default is NVIDIA-only; callers elsewhere may still rely on it, so
+        it degrades rather than works. A name used other than in a call (a callback, a registry) or a
+        call with `*args`/`**kwargs` may leave it to the default."""
+        if self.uses.every_call_passes(function, param):
+            where.optional, where.optional_line = f"{function.name.value}({param.name.value}=...)", self._def_line(function)
+            where.optional_kind = "param"
+            where.kinds.add("option")
 
     def _config_default(self, where: Where, module: cst.Module, statement: cst.CSTNode, node: cst.CSTNode,
                         ancestors: tuple, index: int) -> None:
@@ -462,7 +311,7 @@ class Placer:
         if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return  # a setting's value written out (`device = 'cuda'`), not a call computing it
         in_value = node is small.value or (index + 3 < len(ancestors) and ancestors[index + 3] is small.value)
-        position = self._position(statement)
+        position = self.uses.position(statement)
         later = [i for i in self._execs if position is not None and i > position]
         if in_value and later:
             where.optional, where.optional_kind = targets[0].value, "config"
@@ -484,19 +333,16 @@ class Placer:
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
         home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
-        if home is not None and not self._main_path_calls(home):
+        if home is not None and not self.uses.main_path_calls(home, self._main_functions):
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
             where.feature_kind = "function"
 
     def _registered(self, where: Where, definition: cst.ClassDef | cst.FunctionDef) -> None:
         """`BACKENDS = {"nccl": NcclDispatcher, "deepep": DeepEPDispatcher}` and nothing else naming
         DeepEPDispatcher: a backend the user picks by name, an opt-in feature named for its key."""
-        name = definition.name.value
-        if "{" not in self.ctx.text or not self._top_level(definition) or not self._named_again(name):
-            return
-        uses = [use for use in self._uses().get(name, ()) if use.within != name]
-        if uses and all(use.registry for use in uses) and not self._attributes.get(name):
-            where.feature, where.feature_line, where.runtime = uses[0].registry, self._def_line(definition), name
+        key = self.uses.registry_key(definition)
+        if key is not None:
+            where.feature, where.feature_line, where.runtime = key, self._def_line(definition), definition.name.value
             where.feature_kind = "registry"
 
     def _choice(self, where: Where, node: cst.If) -> None:
