@@ -77,3 +77,14 @@ def test_trap_a_programs_main_in_a_try_that_logs_or_exits_is_no_fast_path(scan_s
     result = scan_source({"train.py": script})
     (cuda,) = [f for f in result.findings if f.rule == "LK102"]
     assert cuda.context is None and cuda.targets["cpu"] == "raises"
+
+
+def test_a_handler_with_a_compound_statement_is_read_without_error(scan_source):
+    """A handler holding an `if` (Megatron's dynamic_engine.py) once raised inside the walk."""
+    src = ("import torch\n\ndef fast(x):\n    return x.cuda()\n\n"
+           "def run(x, verbose=False):\n    try:\n        return fast(x)\n    except RuntimeError:\n"
+           "        if verbose:\n            print('slow path')\n        return x\n")
+    result = scan_source({"m.py": src})
+    assert not result.errors
+    (cuda,) = [f for f in result.findings if f.rule == "LK102"]
+    assert cuda.context == "optional"  # the handler goes on to a fallback

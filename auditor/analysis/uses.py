@@ -202,7 +202,9 @@ def _handler_exits(node: cst.Try | cst.TryStar) -> bool:
     """Whether an except clause ends the program (`sys.exit(1)`, `exit()`, `os._exit(1)`)."""
     for handler in node.handlers:
         for statement in handler.body.body:
-            for small in getattr(statement, "body", ()):
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue  # a compound statement (an if, a loop) does real work: the handler goes on
+            for small in statement.body:
                 call = small.value if isinstance(small, cst.Expr) else None
                 if isinstance(call, cst.Call) and callee_name(call) in _EXITS:
                     return True
