@@ -185,6 +185,7 @@ class Placer:
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
         self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
         self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
+        self._registries: dict[int, str | None] = {}  # a definition's id -> its registry key, or None
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
@@ -340,7 +341,10 @@ class Placer:
     def _registered(self, where: Where, definition: cst.ClassDef | cst.FunctionDef) -> None:
         """`BACKENDS = {"nccl": NcclDispatcher, "deepep": DeepEPDispatcher}` and nothing else naming
         DeepEPDispatcher: a backend the user picks by name, an opt-in feature named for its key."""
-        key = self.uses.registry_key(definition)
+        found = self._registries.get(id(definition), "")
+        if found == "":
+            found = self._registries[id(definition)] = self.uses.registry_key(definition)
+        key = found
         if key is not None:
             where.feature, where.feature_line, where.runtime = key, self._def_line(definition), definition.name.value
             where.feature_kind = "registry"

@@ -114,8 +114,8 @@ class ModuleUses:
         """The key of the registry dict that is the only place the module names a module-level
         class or function (`{"alltoall": NcclDispatcher, "deepep": DeepEPDispatcher}`), else None."""
         name = definition.name.value
-        if "{" not in self.text or not self.top_level(definition) or not self.named_again(name):
-            return None
+        if not self.top_level(definition) or re.search(rf"[\"']\s*:\s*{re.escape(name)}\b", self.text) is None:
+            return None  # never the value of a string key (the common case: no walk)
         uses = [use for use in self.names().get(name, ()) if use.within != name]
         if uses and all(use.registry for use in uses) and not self._attributes.get(name):
             return uses[0].registry
