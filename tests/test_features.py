@@ -98,3 +98,87 @@ def test_a_module_level_optional_import_used_in_a_function_is_no_feature(tmp_pat
                       capsys)
     found = [f for f in document["findings"] if f["path"] == "lib/engine.py"]
     assert found and all("feature" not in (f["context"] or "").split("+") for f in found)
+
+
+# -- backends chosen by name (issue 15 item 2: a backend module imported lazily by a dispatcher) ----
+
+DISPATCH = ("import os\nENGINE = os.getenv('ENGINE', 'ck')\n\n\n"
+            "def attention(q):\n"
+            "    if ENGINE == 'ck':\n        return q * 2\n"
+            "    elif ENGINE == 'triton':\n        from .flash_attn_triton import triton_attention\n\n"
+            "        return triton_attention(q)\n"
+            "    elif ENGINE in ('deepep', 'hybridep'):\n        import deep_ep\n        return deep_ep.Buffer()\n"
+            "    return q\n")
+TRITON_BACKEND = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef kernel(x):\n    pass\n\n\n"
+                  "def triton_attention(q):\n    kernel[(1,)](q)\n    return q\n")
+
+
+def test_a_backend_chosen_by_name_is_a_feature_and_so_is_the_module_it_imports(tmp_path, capsys):
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/attn/__init__.py": DISPATCH,
+                                 "lib/attn/flash_attn_triton.py": TRITON_BACKEND}, capsys)
+    deep = [f for f in document["findings"] if f["path"] == "lib/attn/__init__.py" and f["line"] in (13, 14)]
+    assert len(deep) == 2 and all(f["context"] == "feature" for f in deep)
+    assert "the branch for the `deepep/hybridep` choice (line 12)" in deep[0]["message"]
+    kernels = [f for f in document["findings"] if f["path"] == "lib/attn/flash_attn_triton.py"]
+    assert kernels and all("feature" in f["context"].split("+") for f in kernels)
+    assert all(f["targets"]["cpu"] == "raises" for f in kernels)  # the backend itself fails there
+    assert "imported only in the branch of a choice by name (lib/attn/__init__.py:9)" in kernels[0]["message"]
+    for target in ("cpu", "tpu", "mps"):
+        verdict = document["verdicts"][target]
+        assert verdict["verdict"] == "runs-degraded", target
+        assert verdict["reasons"][0]["why"].startswith("2 features are NVIDIA-only")
+    (package,) = [c for c in document["components"] if c["name"] == "lib"]
+    assert {f["path"] for f in package["features"]} == {"lib/attn/__init__.py", "lib/attn/flash_attn_triton.py"}
+
+
+def test_trap_a_device_branch_a_flag_value_and_a_branch_importing_nothing_are_no_choice(tmp_path, capsys):
+    src = ("import os, torch\n\n\ndef f(engine):\n"
+           "    if os.getenv('USE_DEEP_EP') == '1':\n        import deep_ep\n        deep_ep.Buffer()\n"
+           "    if engine == 'triton':\n        torch.cuda.synchronize()\n")
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/m.py": src}, capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/m.py"]
+    assert found and all("feature" not in (f["context"] or "").split("+") for f in found)
+    assert document["verdicts"]["cpu"]["verdict"] == "fails"
+
+
+def test_trap_a_feature_the_main_path_calls_unconditionally_is_not_optional(tmp_path, capsys):
+    """Item 6: the same export function, but the module calls it on import (or the model's forward
+    does): the main path needs it. A helper that calls it is no main path of its own."""
+    calls = EXPORT + "\n\nENGINE = Model().to_tensorrt('m.engine')\n"
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": calls}, capsys)
+    found = [f for f in document["findings"] if f["rule"] == "LK411"]
+    assert found and all(f["context"] != "feature" for f in found)
+    assert document["verdicts"]["cpu"]["verdict"] == "fails"
+
+
+def test_a_feature_called_from_forward_is_the_main_path_but_not_from_another_helper(tmp_path, capsys):
+    in_forward = EXPORT.replace("        return x * 2\n", "        self.to_tensorrt('m.engine')\n        return x * 2\n")
+    helper = EXPORT + "\n\ndef export_all(models):\n    return [m.to_tensorrt('m.engine') for m in models]\n"
+    for source, feature in ((in_forward, False), (helper, True)):
+        document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": source}, capsys)
+        found = [f for f in document["findings"] if f["rule"] == "LK411"]
+        assert found and all((f["context"] == "feature") == feature for f in found), source
+
+
+REGISTRY = ("import torch\n\n\nclass NcclDispatcher:\n    def send(self, x):\n        return x\n\n\n"
+            "class DeepEPDispatcher:\n    def send(self, x):\n        import deep_ep\n"
+            "        buffer = deep_ep.Buffer()\n        return x.cuda()\n\n\n"
+            "DISPATCHERS = {'alltoall': NcclDispatcher, 'deepep': DeepEPDispatcher}\n\n\n"
+            "def dispatcher(name):\n    return DISPATCHERS[name]()\n")
+
+
+def test_a_backend_listed_by_name_in_a_registry_is_a_feature(tmp_path, capsys):
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/moe.py": REGISTRY}, capsys)
+    found = [f for f in document["findings"] if f["path"] == "lib/moe.py"]
+    assert {f["line"] for f in found} >= {11, 12, 13}
+    assert all("feature" in f["context"].split("+") for f in found if f["line"] in (11, 12, 13))
+    cuda = next(f for f in found if f["line"] == 13)  # not only the runtime's own uses: the whole backend
+    assert "`DeepEPDispatcher` (line 9), which the module lists only as the `deepep` choice" in cuda["message"]
+    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+
+
+def test_trap_a_registered_backend_the_module_also_builds_directly_is_the_main_path(tmp_path, capsys):
+    direct = REGISTRY + "\nDEFAULT = DeepEPDispatcher()\n"
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/moe.py": direct}, capsys)
+    cuda = next(f for f in document["findings"] if f["path"] == "lib/moe.py" and f["line"] == 13)
+    assert cuda["context"] is None and document["verdicts"]["cpu"]["verdict"] == "fails"

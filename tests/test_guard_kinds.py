@@ -15,6 +15,13 @@ def by_line(result, rule: str) -> dict:
     return {f.line: f for f in result.findings if f.rule == rule}
 
 
+def assert_main_path(findings) -> None:
+    """A trap held: each finding stays on the main path and fails the verdict off NVIDIA."""
+    findings = list(findings)
+    assert findings and all(f.context is None and f.targets["cpu"] == "raises" for f in findings), findings
+    assert verdicts(findings)["cpu"].verdict == "fails"
+
+
 # -- HIP / ROCm build branches ---------------------------------------------------------------------
 
 def test_the_non_hip_branch_of_a_build_does_not_fail_rocm(scan_source):
@@ -236,3 +243,139 @@ def test_a_cuda_named_class_of_a_flat_repository_is_not_called_another_librarys(
     found = [f for f in result.findings if f.rule == "LK298"]
     assert found and all("another library's CUDA" not in f.message for f in found)
     assert all("by its name" in f.message for f in found)
+
+
+# -- `x or "cuda"` fallbacks ----------------------------------------------------------------------
+
+def test_a_cuda_fallback_of_a_value_a_caller_gives_degrades_instead_of_failing(scan_source):
+    src = ("import os, torch\n"
+           "DEVICE = os.environ.get('DEV') or 'cuda'\n"
+           "def f(args, x, dev):\n"
+           "    y = x.to(args.device or 'cuda')\n"
+           "    z = torch.zeros(2, device=dev or 'cuda:0')\n"
+           "    d = get_device_type() or 'cuda'\n"
+           "    return x.to(d)\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert sorted(found) == [2, 4, 5, 6]
+    for finding in found.values():
+        assert finding.context == "optional" and finding.guard == "option" and finding.severity == "minor"
+        assert finding.targets["cpu"] == "degrades" and finding.targets["mps"] == "degrades"
+    assert "only the fallback of `get_device_type()` (line 6)" in found[6].message
+    assert verdicts(list(found.values()))["cpu"].verdict == "runs-degraded"
+
+
+def test_trap_a_literal_before_or_gives_nothing_and_a_cuda_first_is_the_value(scan_source):
+    src = ("import torch\ndef f(x, dev):\n"
+           "    a = x.to('' or 'cuda')\n"
+           "    b = x.to(None or 'cuda')\n"
+           "    c = x.to('cuda' or dev)\n"
+           "    return a, b, c\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert sorted(found) == [3, 4, 5]
+    assert_main_path(found.values())
+
+
+# -- env names passed through a small helper that sets them ----------------------------------------
+
+def test_env_names_passed_to_a_helper_that_sets_them(scan_source):
+    src = ("import os\n"
+           "def set_if_unset(value, name):\n    os.environ.setdefault(name, value)\n"
+           "class Launcher:\n"
+           "    def put(self, value, key):\n        os.environ[key] = value\n"
+           "    def go(self):\n        self.put('eth0', 'NCCL_SOCKET_IFNAME')\n"
+           "set_if_unset('1', 'NCCL_DEBUG')\n"
+           "set_if_unset(name='NCCL_IB_DISABLE', value='1')\n"
+           "later('1', 'NCCL_P2P_DISABLE')\n"
+           "def later(value, var):\n    os.environ[var] = value\n")
+    found = by_line(scan_source({"a.py": src}), "LK304")
+    assert sorted(found) == [8, 9, 10, 11]  # a method's `self`, a keyword, a helper defined below its call
+    assert found[9].message.startswith("`NCCL_DEBUG`") and found[10].message.startswith("`NCCL_IB_DISABLE`")
+
+
+def test_trap_a_function_that_sets_another_variable_is_no_helper(scan_source):
+    src = ("import os\n"
+           "def tag(name, value):\n    os.environ['MY_TAG'] = value\n    return name\n"
+           "def read(table, key):\n    return table[key]\n"
+           "tag('run', 'NCCL_DEBUG')\n"
+           "read({}, 'NCCL_DEBUG')\n"
+           "elsewhere('1', 'NCCL_DEBUG')\n")
+    found = by_line(scan_source({"a.py": src}), "LK304")
+    assert not found  # its parameter never names the variable; a mapping that is not os.environ; no helper here
+
+
+# -- parameter defaults every call overrides --------------------------------------------------------
+
+DEFAULTS = ("import torch\n\n"
+            "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n\n"
+            "def build(cfg, *, device='cuda:0'):\n    return torch.zeros(2, device=device)\n\n"
+            "class Runner:\n    def run(self, x, device='cuda'):\n        return x.to(device)\n\n"
+            "    def go(self, x, dev):\n        return self.run(x, dev)\n\n"
+            "def main(args):\n"
+            "    m = load(args.ckpt, args.device)\n"  # by position
+            "    b = build(args, device=args.device)\n"  # by keyword
+            "    c = load('x', device='cpu')\n"
+            "    return Runner().go(m, args.device), b, c\n")
+
+
+def test_a_parameter_default_every_call_in_the_module_overrides_degrades(scan_source):
+    found = by_line(scan_source({"a.py": DEFAULTS}), "LK101")
+    for line in (3, 6, 10):  # a function by position and keyword (torch.load is no call of it), a keyword-only one, a method
+        assert found[line].context == "optional" and found[line].guard == "option", found[line]
+        assert found[line].targets["cpu"] == "degrades" and found[line].severity == "minor"
+    assert "the default of `load(device=...)` (line 3), which every call in this module passes" in found[3].message
+    assert verdicts([found[3], found[6], found[10]])["cpu"].verdict == "runs-degraded"
+
+
+def test_trap_a_call_that_leaves_the_default_or_a_name_used_otherwise_keeps_it_on_the_main_path(scan_source):
+    src = ("import torch\n\n"
+           "def load(path, device='cuda'):\n    return torch.load(path, map_location=device)\n\n"
+           "def make(device='cuda'):\n    return torch.zeros(2, device=device)\n\n"
+           "def kw(device='cuda'):\n    return torch.zeros(2, device=device)\n\n"
+           "def unused(device='cuda'):\n    return torch.zeros(2, device=device)\n\n"
+           "def main(args, opts):\n"
+           "    load(args.ckpt, device=args.device)\n"
+           "    load(args.ckpt)\n"  # the default is used
+           "    make(device=args.device)\n"
+           "    hooks = [make]\n"  # called by someone else, with who knows what
+           "    kw(**opts)\n"
+           "    return hooks\n")
+    found = by_line(scan_source({"a.py": src}), "LK101")
+    assert_main_path(found[line] for line in (3, 6, 9, 12))
+
+
+# -- settings a config exec replaces, and a multi-process launch mode --------------------------------
+
+def test_a_setting_above_a_config_exec_is_a_default_the_user_replaces(scan_source):
+    src = ("import torch\n"
+           "backend = 'nccl'\n"
+           "device = 'cuda'\n"
+           "dtype = 'bfloat16' if torch.cuda.is_available() else 'float16'\n"
+           "exec(open('configurator.py').read())\n"
+           "late = 'cuda'\n"
+           "x = torch.zeros(2, device=device).to(late)\n")
+    result = scan_source({"train.py": src})
+    device, late = by_line(result, "LK101")[3], by_line(result, "LK101")[6]
+    assert device.context == "optional" and device.guard == "option" and device.targets["cpu"] == "degrades"
+    assert "the default of the `device` setting, which `exec(...)` (line 5)" in device.message
+    assert by_line(result, "LK301")[2].context == "optional"
+    assert by_line(result, "LK201")[4].context is None  # a check that computes a value is no written-out setting
+    assert_main_path([late])  # trap: assigned after the exec, nothing replaces it
+
+
+def test_trap_an_exec_with_its_own_globals_or_none_at_all_replaces_nothing(scan_source):
+    src = ("import torch\ndevice = 'cuda'\nexec(code, {})\nx = torch.zeros(2, device=device)\n")
+    assert_main_path(by_line(scan_source({"train.py": src}), "LK101").values())
+
+
+def test_code_under_a_launchers_variable_runs_only_in_that_launch_mode(scan_source):
+    src = ("import os, torch\n"
+           "ddp = int(os.environ.get('RANK', -1)) != -1\n"
+           "if ddp:\n    torch.cuda.set_device(0)\n"
+           "if os.environ.get('LOCAL_RANK') is not None:\n    torch.cuda.set_device(1)\n"
+           "if int(os.environ.get('RANK', 0)) == 0:\n    torch.cuda.set_device(2)\n")
+    found = by_line(scan_source({"train.py": src}), "LK203")
+    for line in (4, 6):
+        assert found[line].context == "optional" and found[line].guard == "option", found[line]
+        assert found[line].targets["cpu"] == "degrades" and "multi-process launch" in found[line].message
+    assert "`ddp` (line 3)" in found[4].message
+    assert_main_path([found[8]])  # trap: rank zero, or a plain run (the default 0): the main path

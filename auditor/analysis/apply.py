@@ -73,6 +73,14 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         names.append("own-package")
         effects = dict.fromkeys(every, WORKS)
         extra.update(package=where.own)
+        # Said of the import too (auditor.analysis.crossfile reads it): a module the project imports
+        # only under a fallback or a guard is as optional as those imports.
+        if where.feature is not None:
+            names.append("feature")
+        if where.optional is not None:
+            names.append("optional")
+        if where.served_before or any(not where.condition.may_hold(t) for t in every):
+            names.append("guarded")
     else:
         if where.display is not None:
             names.append("display")
@@ -137,6 +145,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
     if primary is not None:
         table = contexts.get(primary, {})
         kind = f"{where.optional_kind}_" if primary == "optional" and where.optional_kind != "code" else ""
+        if primary == "feature" and where.feature_kind != "function":
+            kind = f"{where.feature_kind}_"
         if primary == "optional":
             required, required_line = where.required or ("", None)
             values.update(required=required, required_line=required_line)
@@ -149,7 +159,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         if name in names:
             message = render(contexts.get(name, {}).get("message", "{message}"), values) or message
             values["message"] = message
-    kinds = set(where.kinds) if ("guarded" in names or "optional" in names) else set()
+    # "launch" (a launcher's variable) is said in the message; JSON `guard` calls it an option
+    kinds = set(where.kinds) - {"launch"} if ("guarded" in names or "optional" in names) else set()
     if "optional" in names and where.optional_kind in _OPTIONAL_KINDS:
         kinds.add(_OPTIONAL_KINDS[where.optional_kind])
     return Applied("+".join(names), effects, severity, message, suggestion, "+".join(sorted(kinds)) or None)

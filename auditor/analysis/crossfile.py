@@ -4,11 +4,16 @@
 A CUDA source file is as optional as the builds that compile it: when every extension build in
 the folders above it (a `load(...)` in the package, a `CUDAExtension` in setup.py) is an optional
 fast path with a fallback, the kernel is too. A file name in `package_data` builds nothing; a
-kernel with no build in sight keeps its own context."""
+kernel with no build in sight keeps its own context.
+
+A module of the project is as optional as its imports: when every import of it the scan reports
+(the project's own GPU modules are: context `own-package`) sits under a fallback or a guard
+(whisper's `try: from .triton_ops import ...` in timing.py), its failures degrade instead."""
 
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import replace
 
 from auditor.catalogue import load_table
@@ -43,7 +48,7 @@ def link_kernel_sources(findings: list[Finding]) -> list[Finding]:
     return linked
 
 
-def _optional(finding: Finding, build: Finding) -> Finding:
+def _optional(finding: Finding, build: Finding | None, why: str = "") -> Finding:
     effects = {t: (Effect.DEGRADES.value if e == Effect.RAISES.value else e) for t, e in finding.targets.items()}
     severity = finding.severity
     if Severity(severity).rank > Severity.MINOR.rank:
@@ -53,6 +58,82 @@ def _optional(finding: Finding, build: Finding) -> Finding:
     context = "+".join(names)
     return replace(
         finding, targets=effects, severity=severity, context=context,
-        message=f"{finding.message} It is compiled only by an optional build with a fallback "
-                f"({build.path}:{build.line}): where it is missing, the fallback runs instead.",
+        message=f"{finding.message} " + (why or f"It is compiled only by an optional build with a fallback "
+                                                 f"({build.path}:{build.line}): where it is missing, the fallback "
+                                                 "runs instead."),
         suggestion=f"Already optional: keep the fallback tested on every target. {finding.suggestion}")
+
+
+_FROM = re.compile(r"\s*from\s+(\.*)([\w.]*)\s+import\s+\(?\s*([\w\s,]*)")
+_IMPORT = re.compile(r"\s*import\s+([\w.]+(?:\s*,\s*[\w.]+)*)")
+_GATED = frozenset({"optional", "guarded"})
+_KEEP = frozenset({"test", "demo", "optional", "own-package", "redundant"})
+
+
+def _imported(finding: Finding) -> list[str]:
+    """The module paths (no suffix, POSIX) an import finding's first line may name: `from .x import
+    a` in pkg/m.py -> pkg/x and pkg/x/a; `import pkg.x` -> pkg/x (matched as a path ending)."""
+    snippet = finding.snippet
+    found = _FROM.match(snippet)
+    if found is not None:
+        dots, module, names = found.groups()
+        base = module.replace(".", "/")
+        if dots:
+            folder = posixpath.dirname(finding.path)
+            for _ in range(len(dots) - 1):
+                folder = posixpath.dirname(folder)
+            base = posixpath.join(folder, base) if base else folder
+        members = [n.strip() for n in names.split(",") if n.strip().isidentifier()]
+        return [b for b in (base, *(posixpath.join(base, n) for n in members)) if b]
+    found = _IMPORT.match(snippet)
+    return [m.strip().replace(".", "/") for m in found.group(1).split(",")] if found is not None else []
+
+
+def _module_of(path: str) -> str:
+    stem = path.removesuffix(".py")
+    return stem.removesuffix("/__init__")
+
+
+def link_optional_modules(findings: list[Finding]) -> list[Finding]:
+    """`findings` with the findings of each module the project imports only under a fallback or a
+    guard made optional (raises -> degrades)."""
+    imports = [f for f in findings if "own-package" in _contexts(f)]
+    if not any(_GATED & _contexts(f) for f in imports):
+        return findings  # the common case: no own module imported under a fallback
+    modules = {_module_of(f.path) for f in findings if f.path.endswith(".py")}
+    sites: dict[str, list[Finding]] = {}
+    for site in imports:
+        for name in _imported(site):
+            for module in modules:
+                if module == name or module.endswith("/" + name):
+                    sites.setdefault(module, []).append(site)
+    gated = {module: min(found, key=lambda f: (f.path, f.line)) for module, found in sites.items()
+             if all((_GATED | {"feature"}) & _contexts(f) for f in found)}
+    if not gated:
+        return findings
+    chosen = {module for module, found in sites.items() if module in gated
+              and all("feature" in _contexts(f) for f in found)}
+    linked = []
+    for finding in findings:
+        module = _module_of(finding.path) if finding.path.endswith(".py") else ""
+        site = gated.get(module)
+        if site is None or _KEEP & _contexts(finding) or "feature" in _contexts(finding):
+            pass
+        elif module in chosen:
+            finding = _feature(finding, site)
+        elif "raises" in finding.targets.values():
+            finding = _optional(finding, None, f"Its module is imported only under a fallback or a guard "
+                                               f"({site.path}:{site.line}): where that import is skipped or fails, "
+                                               f"the code around it runs instead.")
+        linked.append(finding)
+    return linked
+
+
+def _feature(finding: Finding, site: Finding) -> Finding:
+    """A finding of a module imported only in the branches of choices by name: that backend's, an
+    opt-in feature (its effects stand: the feature's own verdict says where it fails)."""
+    order = load_table("contexts").get("order", [])
+    names = sorted({"feature", *_contexts(finding)}, key=lambda n: order.index(n) if n in order else len(order))
+    return replace(finding, context="+".join(names),
+                   message=f"{finding.message} Its module is imported only in the branch of a choice by name "
+                           f"({site.path}:{site.line}): an opt-in backend; the other choices run without it.")

@@ -122,6 +122,9 @@ def _or(a: int, b: int) -> int:
 
 UNKNOWN = Truth()
 OPTIONAL = Truth(absent=F, kinds=frozenset(("package",)))
+# A launch mode the user picks (a launcher's variable is set): the code under it is skipped by a plain
+# run, like an optional package's; the kind "launch" names its message, the JSON says "option".
+LAUNCHED = Truth(absent=F, kinds=frozenset(("option", "launch")))
 
 
 def on(where: frozenset[str] | set[str] | tuple[str, ...], certain: bool, kind: str = "availability") -> Truth:
@@ -155,6 +158,7 @@ class Vocabulary:
     packages: dict[str, frozenset[str]] = field(default_factory=dict)  # optional package -> where it installs
     env: dict[str, frozenset[str]] = field(default_factory=dict)  # environment variable -> where it is set
     env_lookups: frozenset[str] = frozenset()  # os.getenv, os.environ.get, ...
+    launch: frozenset[str] = frozenset()  # variables a multi-process launcher sets (RANK, LOCAL_RANK)
     environ: frozenset[str] = frozenset()  # os.environ
     build_prefixes: tuple[str, ...] = ()  # qualified names that say which build this is (torch.version.*)
     target_flag: re.Pattern | None = None  # `IS_HIP`, `use_mps`, `args.xla`: a flag named for a target
@@ -218,6 +222,7 @@ def _vocabulary(guards: dict) -> Vocabulary:
         packages={name: frozenset(p) for name, p in guards.get("packages", {}).items()},
         env={name: frozenset(p) for name, p in env.get("names", {}).items()},
         env_lookups=frozenset(env.get("lookups", ())),
+        launch=frozenset(env.get("launch", ())),
         environ=frozenset(env.get("mappings", ())),
         build_prefixes=build,
         target_flag=target_flag,
@@ -431,6 +436,8 @@ class Judge:
         name = name if name is not None else self._env_name(node)
         if not name:
             return UNKNOWN
+        if name in self.vocab.launch:
+            return LAUNCHED  # `RANK` is set: a multi-process launch (torchrun) the user chose
         platforms = self.vocab.env.get(name)
         negated = False
         if platforms is None:
@@ -509,7 +516,18 @@ class Judge:
         off = text is not None and text.strip().lower() in self.vocab.falsy
         if isinstance(value, cst.Integer):
             off = value.value == "0"
+        default = self._lookup_default(left if value is right else right)
+        if default is not None and _same_value(default, value):
+            off = True  # `int(os.environ.get("RANK", -1)) != -1`: unlike its default, so the variable is set
         return truth if (isinstance(op, cst.Equal) != off) else ~truth
+
+    def _lookup_default(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The default a lookup falls back to (`os.environ.get("RANK", -1)` -> -1), through `int(...)`."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1:
+            return self._lookup_default(node.args[0].value)
+        if isinstance(node, cst.Call) and len(node.args) == 2 and self.ctx.qualify(node.func) in self.vocab.env_lookups:
+            return node.args[1].value
+        return None
 
     def _count(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> Truth:
         """`torch.cuda.device_count() > 0` (a device exists) or `> 1` (several may)."""
@@ -650,6 +668,16 @@ class Judge:
             if parts and parts[-1] in self.vocab.fallback_catches:
                 return True
         return False
+
+
+def _same_value(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Two literals that read the same (`-1` and `-1`, `"0"` and `'0'`)."""
+    text_a, text_b = string_value(a), string_value(b)
+    if text_a is not None or text_b is not None:
+        return text_a == text_b
+    number = (cst.Integer, cst.UnaryOperation, cst.Name)
+    return isinstance(a, number) and isinstance(b, number) and cst.Module([]).code_for_node(a) == \
+        cst.Module([]).code_for_node(b)
 
 
 def _flag_kind(name: str) -> str:

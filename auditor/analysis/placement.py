@@ -27,6 +27,7 @@ from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
 from auditor.analysis.seeds import redundant_seeding
+from auditor.analysis.uses import ModuleUses
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.python.tree import child_nodes
@@ -66,6 +67,7 @@ class Where:
     feature: str | None = None  # the function an opt-in NVIDIA-only feature lives in
     feature_line: int | None = None
     runtime: str | None = None  # the runtime only that function imports
+    feature_kind: str = "function"  # "choice": the branch of a choice by name (`elif ENGINE == "triton":`)
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -84,6 +86,41 @@ def _is_main(test: cst.BaseExpression) -> bool:
     sides = (test.left, test.comparisons[0].comparator)
     return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
         and any(string_value(s) == "__main__" for s in sides)
+
+def _is_exec(statement: cst.CSTNode) -> bool:
+    """`exec(open('configurator.py').read())`: one argument, run in the module's own globals."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "exec" \
+        and len(call.args) == 1
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    """A value written out in the code: a string, a number, `None`/`True`/`False`, a literal collection."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+                             cst.List, cst.Tuple, cst.Dict, cst.Set))
+
+
+_NAME_VALUE = re.compile(r"[A-Za-z][\w.-]+")
+
+
+def _lazy_import(body: cst.BaseSuite) -> str | None:
+    """The first module a branch's own statements import (`from .rocm import x` -> ".rocm")."""
+    for statement in getattr(body, "body", ()):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                return dotted_name(small.names[0].name)
+            if isinstance(small, cst.ImportFrom):
+                module = dotted_name(small.module) if small.module is not None else ""
+                return "." * len(small.relative) + (module or "")
+    return None
+
 
 def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
     """The NVIDIA-only runtimes (rules/contexts.toml [feature]) a file imports, but only indented:
@@ -146,6 +183,12 @@ class Placer:
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
+        self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
+        self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
+        self._registries: dict[int, str | None] = {}  # a definition's id -> its registry key, or None
+        self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
+        self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
+        self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
@@ -153,6 +196,7 @@ class Placer:
         self._words = self.features.get(rule.name, ())
         ancestors = self.placed.ancestors.get(id(node), ())
         functions: list[cst.FunctionDef] = []  # the enclosing functions, innermost first: a feature's home
+        default: cst.Param | None = None  # the parameter whose default the node is
         child = node
         index = len(ancestors)
         while index > 0:
@@ -165,15 +209,21 @@ class Placer:
                 continue
             if kind is cst.If:
                 self._if(where, parent, child, ancestors, index)
+                if child is parent.body and where.feature is None:
+                    self._choice(where, parent)
             elif kind is cst.IfExp:
                 self._ifexp(where, parent, child)
             elif kind is cst.BooleanOperation and child is parent.right:
                 left = self.judge.truth(parent.left)
                 if isinstance(parent.operator, cst.Or):
                     self._narrow(where, ~left, parent.left, negated=True)
+                    if not left.says and where.optional is None:
+                        self._or_default(where, parent)
                 else:
                     self._narrow(where, left, parent.left)
             elif kind in (cst.IndentedBlock, cst.Module):
+                if kind is cst.Module and where.optional is None:
+                    self._config_default(where, parent, child, node, ancestors, index)
                 self._after_exits(where, parent, child)
                 if where.required is None:
                     self._required(where, parent, child)
@@ -196,8 +246,16 @@ class Placer:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
             elif kind is cst.Arg and index > 0 and where.optional is None:
                 self._option_default(where, parent, ancestors[index - 1])
+            elif kind is cst.Param and child is parent.default:
+                default = parent
             child = parent
+        if default is not None and functions and where.optional is None:
+            self._overridden_default(where, functions[0], default)
+        if where.feature is None and len(ancestors) > 1 and isinstance(ancestors[1], (cst.ClassDef, cst.FunctionDef)):
+            self._registered(where, ancestors[1])
         self._own(where, node, fields)
+        if functions and where.optional is None and where.required is None:
+            self._called_under_fallback(where, functions[-1])
         if self.lazy and functions:
             self._feature(where, functions, fields)
         if rule.name in self.seed_rules:
@@ -216,14 +274,119 @@ class Placer:
             where.optional, where.optional_line, where.optional_kind = flags[-1], self.placed.line(call), "default"
             where.kinds.add("option")
 
+    def _called_under_fallback(self, where: Where, function: cst.FunctionDef) -> None:
+        """`def dtw_cuda(x): ...` that the module calls only inside `try: return dtw_cuda(x)` with an
+        `except` that falls back (whisper's timing.py): the function is that fallback's fast path."""
+        found = self._fallbacks.get(id(function))
+        if found is None:
+            found = self._fallbacks[id(function)] = self.uses.fallback_line(function)
+        if found:
+            where.optional, where.optional_line = f"try/except around {function.name.value}()", found[0]
+            where.kinds.add("fallback")
+
+    def _overridden_default(self, where: Where, function: cst.FunctionDef, param: cst.Param) -> None:
+        """`def load(path, device="cuda")` that every call in its module passes `device` to: like an
+        option's default, only the default is NVIDIA-only; callers elsewhere may still rely on it, so
+        it degrades rather than works. A name used other than in a call (a callback, a registry) or a
+        call with `*args`/`**kwargs` may leave it to the default."""
+        if self.uses.every_call_passes(function, param):
+            where.optional, where.optional_line = f"{function.name.value}({param.name.value}=...)", self._def_line(function)
+            where.optional_kind = "param"
+            where.kinds.add("option")
+
+    def _config_default(self, where: Where, module: cst.Module, statement: cst.CSTNode, node: cst.CSTNode,
+                        ancestors: tuple, index: int) -> None:
+        """`device = 'cuda'` at a script's top, then `exec(open('configurator.py').read())` (nanoGPT):
+        the exec runs in the module's globals, so a config file or the command line may replace every
+        setting above it; the value is a default, like an option's."""
+        if self._execs is None:
+            self._execs = [i for i, s in enumerate(module.body) if _is_exec(s)]
+        if not self._execs or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return
+        small = statement.body[0]
+        if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+            return
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        if len(targets) != 1 or not isinstance(targets[0], cst.Name):
+            return
+        if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return  # a setting's value written out (`device = 'cuda'`), not a call computing it
+        in_value = node is small.value or (index + 3 < len(ancestors) and ancestors[index + 3] is small.value)
+        position = self.uses.position(statement)
+        later = [i for i in self._execs if position is not None and i > position]
+        if in_value and later:
+            where.optional, where.optional_kind = targets[0].value, "config"
+            where.optional_line = self.placed.line(module.body[later[0]])
+            where.kinds.add("option")
+
+    def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
+        """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
+        option or a helper gives; like an option's default, only the fallback is NVIDIA-only. A
+        left side that is a literal (`"" or "cuda"`, `None or "cuda"`) gives nothing: no default."""
+        if _is_literal(node.left):
+            return
+        where.optional, where.optional_line, where.optional_kind = self._text(node.left), self.placed.line(node), "fallback"
+        where.kinds.add("option")
+
     def _feature(self, where: Where, functions: list[cst.FunctionDef], fields: dict[str, Any]) -> None:
         """A use of a runtime only functions import, inside the function that imports it (or a
         function nested in it): an opt-in feature, named for that function."""
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
         home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
-        if home is not None:
+        if home is not None and not self.uses.main_path_calls(home, self._main_functions):
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
+            where.feature_kind = "function"
+
+    def _registered(self, where: Where, definition: cst.ClassDef | cst.FunctionDef) -> None:
+        """`BACKENDS = {"nccl": NcclDispatcher, "deepep": DeepEPDispatcher}` and nothing else naming
+        DeepEPDispatcher: a backend the user picks by name, an opt-in feature named for its key."""
+        found = self._registries.get(id(definition), "")
+        if found == "":
+            found = self._registries[id(definition)] = self.uses.registry_key(definition)
+        key = found
+        if key is not None:
+            where.feature, where.feature_line, where.runtime = key, self._def_line(definition), definition.name.value
+            where.feature_kind = "registry"
+
+    def _choice(self, where: Where, node: cst.If) -> None:
+        """`elif ENGINE == "triton": from .flash_attn_triton import ...`: a branch taken for one value
+        of a backend or strategy name, importing its module lazily, is an opt-in backend: a feature
+        named for that value."""
+        found = self._choices.get(id(node))
+        if found is None:
+            value = self._chosen_name(node.test)
+            module = _lazy_import(node.body) if value is not None else None
+            found = self._choices[id(node)] = (value, module) if module is not None else ()
+        if found:
+            where.feature, where.feature_line, where.runtime = found[0], self.placed.line(node.test), found[1]
+            where.feature_kind = "choice"
+
+    def _chosen_name(self, test: cst.BaseExpression) -> str | None:
+        """The name a test picks: `engine == "triton"`, `backend in ("deepep", "hybridep")`; None for a
+        device (a guard), a flag value ("1", "true") or a comparison of two values."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+        chosen: cst.BaseExpression | None = None
+        if isinstance(op, cst.Equal):
+            sides = [(test.left, right), (right, test.left)]
+            chosen, texts = next(((a, [string_value(b)]) for a, b in sides
+                                  if not _is_literal(a) and string_value(b) is not None), (None, None))
+        elif isinstance(op, cst.In) and not _is_literal(test.left) and isinstance(right, (cst.Tuple, cst.List, cst.Set)):
+            chosen, texts = test.left, [string_value(e.value) for e in right.elements]
+        else:
+            return None
+        vocab = self.judge.vocab
+        choices = self.ctx.catalogue.table("contexts").get("feature", {}).get("choices", {})
+        not_names = frozenset(choices.get("not_names", ()))
+        if not texts or any(t is None or not _NAME_VALUE.fullmatch(t) or vocab.device(t) is not None
+                            or t.lower() in vocab.falsy or t.lower() in not_names for t in texts):
+            return None
+        func = chosen.func if isinstance(chosen, cst.Call) else chosen
+        if self.ctx.qualify(func) in choices.get("platforms", ()):
+            return None  # `sys.platform == "linux"`: where the code runs, not a backend it picks
+        return "/".join(texts)
 
     def _imports_in(self, scope: cst.FunctionDef, runtime: str) -> bool:
         """Whether the function itself imports the runtime: a use of a name a module-level
@@ -236,12 +399,13 @@ class Placer:
                 rf"^[ \t]*(?:import|from)[ \t]+{re.escape(runtime)}\b", code, re.MULTILINE) is not None
         return found
 
-    def _def_line(self, scope: cst.FunctionDef) -> int | None:
-        """The line of `def name`: a function's node starts at its leading blank lines and decorators."""
+    def _def_line(self, scope: cst.FunctionDef | cst.ClassDef) -> int | None:
+        """The line of `def name` (`class name`): a definition's node starts at its leading blank lines
+        and decorators."""
         start = self.placed.line(scope)
         if start is None:
             return None
-        pattern = re.compile(rf"\s*(?:async\s+)?def\s+{re.escape(scope.name.value)}\b")
+        pattern = re.compile(rf"\s*(?:async\s+)?(?:def|class)\s+{re.escape(scope.name.value)}\b")
         lines = self.ctx.lines  # split once per file (the snippets use them too)
         for number in range(start, min(len(lines), start + 200) + 1):
             if pattern.match(lines[number - 1]):
@@ -278,11 +442,13 @@ class Placer:
                 where.optional, where.optional_line = self._text(test), self.placed.line(test)
                 where.kinds.add("option")
         if truth.excludes or truth.requires_package:
-            where.kinds |= truth.kinds
+            where.kinds |= truth.kinds - {"launch"}
         if where.guard is None and truth.excludes:
             where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
         if where.optional is None and truth.requires_package:
             where.optional, where.optional_line = self._text(test, negated), self.placed.line(test)
+            if "launch" in truth.kinds:
+                where.optional_kind = "launch"
 
     def _source(self, node: cst.CSTNode) -> str:
         """The node's code: a slice of the text when the positions pass generated it (the left side

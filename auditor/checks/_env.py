@@ -24,6 +24,11 @@ from auditor.python.syntax import callee_name, is_message_call, name_of_target, 
 from auditor.readers.document import read_document
 
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+# Calls that read or write a variable by the name in their first argument: a parameter passed there
+# makes its function a helper (`def set_env(k, v): os.environ.setdefault(k, v)`).
+_ENV_CALLS = frozenset({"os.environ.setdefault", "os.environ.get", "os.environ.pop", "os.getenv", "os.putenv",
+                        "os.unsetenv"})
+_PARAMS, _HELPERS, _CALLS = "env:params", "env:helpers", "env:calls"  # ctx.state keys the family shares
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,55 @@ class EnvVarRule(Rule):
     @shared_visit
     def visit_Subscript(self, node: cst.Subscript, ctx: PythonContext) -> None:
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-            self._literal(node.slice[0].slice.value, ctx)
+            index = node.slice[0].slice.value
+            self._literal(index, ctx)
+            if isinstance(index, cst.Name) and ctx.qualify(node.value) == "os.environ":
+                self._helper(index.value, ctx)
+
+    # -- small helpers that set or read a variable by name: `def set_env(k, v): os.environ[k] = v` --
+    @shared_visit
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx: PythonContext) -> None:
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        ctx.state.setdefault(_PARAMS, {})[node.name.value] = params
+
+    def _helper(self, name: str, ctx: PythonContext) -> None:
+        """The environment is read or written by the parameter `name` of the function being walked:
+        that function is a helper whose callers pass the variable's name."""
+        function = ctx.function_name
+        params = ctx.state.get(_PARAMS, {}).get(function) if function else None
+        if params and name in params and ctx.resolver.lookup(name) is None:
+            ctx.state.setdefault(_HELPERS, {})[function] = (params, name)
+
+    def _pending(self, node: cst.Call, ctx: PythonContext) -> None:
+        """String arguments after the first that name a listed variable: reported if the callee
+        turns out to be one of the file's helpers (it may be defined below the call)."""
+        index = env_index(ctx.catalogue)
+        position = 0
+        for arg in node.args:
+            value = arg.value
+            if arg.keyword is None and arg.star == "":
+                position += 1
+            if not isinstance(value, cst.SimpleString) or "_" not in value.value or (arg.keyword is None and position == 1):
+                continue
+            text = string_value(value)
+            if text is not None and index.lookup(text) is not None:
+                where = arg.keyword.value if arg.keyword is not None else position - 1
+                ctx.state.setdefault(_CALLS, []).append((node, where, value, text))
+
+    def finish(self, ctx: PythonContext) -> None:
+        calls = ctx.state.pop(_CALLS, None)  # once for the family: the first rule to finish takes them
+        helpers = ctx.state.get(_HELPERS)
+        if not calls or not helpers:
+            return
+        for call, where, value, text in calls:
+            found = helpers.get(callee_name(call) or "")
+            if found is None:
+                continue
+            params, name = found
+            method = isinstance(call.func, cst.Attribute) and params[:1] in (["self"], ["cls"])
+            position = params.index(name) - (1 if method else 0)
+            if where == name or where == position:
+                self._check(value, text, ctx)
 
     @shared_visit
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
@@ -162,6 +215,10 @@ class EnvVarRule(Rule):
         ignored = ctx.catalogue.table("env").get("env_contexts", {}).get("not_lookup_callees", ())
         if first is not None and callee_name(node) not in ignored:
             self._literal(first.value, ctx)
+            if isinstance(first.value, cst.Name) and ctx.qualify(node.func) in _ENV_CALLS:
+                self._helper(first.value.value, ctx)
+        if len(node.args) > 1 or (node.args and node.args[0].keyword is not None):
+            self._pending(node, ctx)
         for arg in node.args:
             if arg.keyword is not None:
                 self._check(arg.keyword, arg.keyword.value, ctx)

@@ -107,8 +107,11 @@ class GpuKernelLibrary(KernelApiRule):
         """A GPU library importing one of its own GPU modules (`from .triton_utils import ...`): an
         inventory line (own-package context). Absolute imports of catalogue libraries go through
         `accepts`; relative ones never reach the catalogue."""
-        if ctx.facts is None or not ctx.facts.gpu_library:
-            return  # an ordinary project importing its own modules: no tie
+        if ctx.facts is None or not (ctx.facts.gpu_library or ctx.resolver.current is not ctx.resolver.module):
+            # an ordinary project importing its own modules at their top: no tie; inside a function
+            # (`from .flash_attn_triton import ...` in one branch) the import is reported, so the
+            # cross-file step knows the module is imported only there (auditor.analysis.crossfile)
+            return
         own = ctx.facts.own
         for module in modules:
             if module.split(".", 1)[0] in own and (relative or ctx.catalogue.lookup_api(module) is None) \

@@ -75,6 +75,7 @@ class HardcodedCudaDevice(ValueFlowRule):
         Invalid('model = AutoModel.from_pretrained(name, device_map="cuda:0")\n'),
         Invalid('class Cfg:\n    device: str = "cuda"\n', line=2),
         Invalid('def get_device():\n    return "cuda"\n', line=2),
+        Invalid('import torch\nmodel.to(args.device or "cuda")\n', line=2),  # a fallback: optional, not main
         # Fixes (F07, F08 safe; F26 unsafe, only in a CUDA-clean file). Any other "cuda" needs a central device.
         Invalid('from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True, pin_memory_device="cuda")\n'
                 "t = t.pin_memory('cuda')\n", line=2, fix_class="safe",
@@ -150,6 +151,9 @@ class HardcodedCudaDevice(ValueFlowRule):
         elif isinstance(value, cst.IfExp):
             self._device_value(value.body, ctx)
             self._device_value(value.orelse, ctx)
+        elif isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            self._device_value(value.left, ctx)  # `args.device or "cuda"`: the fallback is a device too
+            self._device_value(value.right, ctx)
         elif isinstance(value, cst.Dict):
             for element in value.elements:
                 if isinstance(element, cst.DictElement):
@@ -164,6 +168,8 @@ class HardcodedCudaDevice(ValueFlowRule):
     def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         if isinstance(value, cst.IfExp):
             return [*self.values_in(value.body, ctx), *self.values_in(value.orelse, ctx)]
+        if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+            return [*self.values_in(value.left, ctx), *self.values_in(value.right, ctx)]
         if isinstance(value, (cst.List, cst.Tuple)):
             if any(_other_device(e.value) for e in value.elements):
                 return []  # ("xpu", "cuda", "mps"): the devices something supports, not a choice

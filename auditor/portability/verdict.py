@@ -52,8 +52,10 @@ def _counts(finding: Finding, never: frozenset[str]) -> bool:
 
 
 def is_feature(finding: Finding) -> bool:
-    """An opt-in feature's finding (context `feature`): it fails the feature, never its component."""
-    return "feature" in (finding.context or "").split("+")
+    """An opt-in feature's finding (context `feature`): it fails the feature, never its component.
+    An import of the project's own module in a feature's branch (`own-package+feature`) is not one."""
+    names = (finding.context or "").split("+")
+    return "feature" in names and "own-package" not in names
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,211 @@
+"""What a module does with its own names, from one walk of its tree (only for a file whose findings
+ask, and only once): whether a function is called only inside a `try` that falls back, whether
+every call passes a parameter, whether the module's main path calls a function unconditionally,
+and whether a class or function is only listed in a registry by name (auditor.analysis.placement).
+Nothing here looks beyond the module: the cross-file steps are auditor.analysis.crossfile's."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from auditor.python.syntax import callee_name, string_value
+from auditor.python.tree import child_nodes
+
+_EXITS = frozenset({"exit", "_exit", "quit", "abort"})  # sys.exit, os._exit, quit(), os.abort: the end of the program
+
+
+@dataclass(frozen=True)
+class Use:
+    """Where one use of a name stands in its module."""
+
+    fallback: int | None  # the line of the innermost `try` around it that falls back (0: not placed), or None
+    conditional: bool  # under an if, a try, a loop's test or the right side of and/or
+    within: str  # the module-level function or class it is in ("" at module level)
+    function: str = ""  # the innermost function it is in
+    registry: str = ""  # the key it is listed under in a registry dict (`{"deepep": DeepEPDispatcher, ...}`)
+
+
+@dataclass(frozen=True)
+class Call:
+    keywords: frozenset[str]
+    positional: int  # -1: `f(*args, **kwargs)`, what it passes is unknown
+    attribute: bool  # `obj.f(...)` rather than `f(...)`
+
+
+class ModuleUses:
+    """The uses of names in one module; the walk runs on the first question that needs it."""
+
+    def __init__(self, module: cst.Module, text: str, line: Callable[[cst.CSTNode], int | None],
+                 falls_back: Callable[[cst.Try | cst.TryStar], bool]) -> None:
+        self.module = module
+        self.text = text
+        self._line = line
+        self._falls_back = falls_back
+        self._names: dict[str, list[Use]] | None = None
+        self._attributes: dict[str, list[Use]] = {}  # attribute name -> its uses (`obj.name`)
+        self._calls: dict[str, list[Call]] = {}  # callee's last name -> its calls
+        self._positions: dict[int, int] | None = None
+        self._mentions: dict[str, bool] = {}
+
+    # -- questions --------------------------------------------------------------------------------------
+    def position(self, node: cst.CSTNode) -> int | None:
+        """The index of a statement among the module's top-level ones, None for any other node."""
+        if self._positions is None:
+            self._positions = {id(statement): i for i, statement in enumerate(self.module.body)}
+        return self._positions.get(id(node))
+
+    def top_level(self, node: cst.CSTNode) -> bool:
+        return self.position(node) is not None
+
+    def named_again(self, name: str) -> bool:
+        """Whether the file names `name` more than once (its definition and a use): cheap, and false
+        for most functions, which spares the walk."""
+        found = self._mentions.get(name)
+        if found is None:
+            found = self._mentions[name] = len(re.findall(rf"\b{re.escape(name)}\b", self.text)) >= 2
+        return found
+
+    def fallback_line(self, function: cst.FunctionDef) -> tuple[int | None] | tuple[()]:
+        """(the line of the fallback `try`,) when the module uses the module-level function only
+        inside `try` blocks whose handler falls back (whisper: `try: return dtw_cuda(x)`), else ()."""
+        name = function.name.value
+        if "try" not in self.text or not self.top_level(function) or not self.named_again(name):
+            return ()
+        sites = [use for use in self.names().get(name, ()) if use.within != name]
+        if sites and all(use.fallback is not None for use in sites):
+            return (sites[0].fallback or None,)
+        return ()
+
+    def every_call_passes(self, function: cst.FunctionDef, param: cst.Param) -> bool:
+        """Whether the module calls the function, names it nowhere else, and every call passes
+        `param` (by keyword, or by position: a method called on an object skips `self`)."""
+        name = function.name.value
+        params = [*function.params.posonly_params, *function.params.params]
+        position = next((i for i, p in enumerate(params) if p is param), None)
+        if (position is None and param not in function.params.kwonly_params) or not self.named_again(name):
+            return False
+        method = not self.top_level(function)
+        uses = self.names().get(name, ())
+        count = len(self._attributes.get(name, ())) if method else sum(1 for use in uses if use.within != name)
+        calls = [call for call in self._calls.get(name, ()) if call.attribute == method]
+        if not calls or len(calls) != count:
+            return False  # never called here, or named other than in a call
+        shift = 1 if params[:1] and params[0].name.value in ("self", "cls") else 0
+        for call in calls:
+            index = None if position is None else position - (shift if call.attribute else 0)
+            if param.name.value not in call.keywords and (index is None or call.positional <= index):
+                return False
+        return True
+
+    def main_path_calls(self, function: cst.FunctionDef, main: frozenset[str]) -> bool:
+        """Whether a use of the function (`f()` or `self.f()`) with no condition around it stands in
+        one of the `main` functions ("" is the module's top)."""
+        name = function.name.value
+        if not self.named_again(name):
+            return False
+        uses = [*self.names().get(name, ()), *self._attributes.get(name, ())]
+        return any(not use.conditional and use.function != name and use.function in main for use in uses)
+
+    def registry_key(self, definition: cst.ClassDef | cst.FunctionDef) -> str | None:
+        """The key of the registry dict that is the only place the module names a module-level
+        class or function (`{"alltoall": NcclDispatcher, "deepep": DeepEPDispatcher}`), else None."""
+        name = definition.name.value
+        if not self.top_level(definition) or re.search(rf"[\"']\s*:\s*{re.escape(name)}\b", self.text) is None:
+            return None  # never the value of a string key (the common case: no walk)
+        uses = [use for use in self.names().get(name, ()) if use.within != name]
+        if uses and all(use.registry for use in uses) and not self._attributes.get(name):
+            return uses[0].registry
+        return None
+
+    # -- the walk -----------------------------------------------------------------------------------------
+    def names(self) -> dict[str, list[Use]]:
+        """Per name used in the module (definitions aside): where each use stands."""
+        if self._names is not None:
+            return self._names
+        uses: dict[str, list[Use]] = {}
+        attributes = self._attributes
+        stack: list[tuple[cst.CSTNode, Use]] = [(self.module, Use(None, False, "", ""))]
+        while stack:
+            node, here = stack.pop()
+            kind = type(node)
+            if kind is cst.Name:
+                uses.setdefault(node.value, []).append(here)
+                continue
+            if kind is cst.Call:
+                self._record_call(node)
+            elif kind is cst.Attribute:  # `obj.name`: a method's use, not the module-level name's
+                attributes.setdefault(node.attr.value, []).append(here)
+                stack.append((node.value, here))
+                continue
+            elif kind is cst.FunctionDef or kind is cst.ClassDef:
+                within = node.name.value if not here.within and self.top_level(node) else here.within
+                inner = Use(here.fallback, False, within, node.name.value) if kind is cst.FunctionDef \
+                    else Use(here.fallback, here.conditional, within, here.function)
+                stack.extend((child, inner) for child in child_nodes(node) if child is not node.name)
+                continue
+            elif kind is cst.Try or kind is cst.TryStar:
+                # a fast path's fallback: inside a function (a script's `try: main()` is the program)
+                # and going on past the handler (one that exits ends the program instead)
+                falls_back = here.function and self._falls_back(node) and not _handler_exits(node)
+                line = (self._line(node) or 0) if falls_back else here.fallback
+                stack.append((node.body, Use(line, True, here.within, here.function)))
+                other = Use(here.fallback, True, here.within, here.function)
+                stack.extend((child, other) for child in child_nodes(node) if child is not node.body)
+                continue
+            elif kind is cst.If or kind is cst.IfExp or kind is cst.While:
+                stack.append((node.test, here))
+                other = Use(here.fallback, True, here.within, here.function)
+                stack.extend((child, other) for child in child_nodes(node) if child is not node.test)
+                continue
+            elif kind is cst.Dict:
+                self._registry(node, here, uses, stack)
+                continue
+            elif kind is cst.BooleanOperation:
+                stack.append((node.left, here))
+                stack.append((node.right, Use(here.fallback, True, here.within, here.function)))
+                continue
+            stack.extend((child, here) for child in child_nodes(node))
+        self._names = uses
+        return uses
+
+    @staticmethod
+    def _registry(node: cst.Dict, here: Use, uses: dict[str, list[Use]], stack: list) -> None:
+        """A dict of two or more names by string key is a registry: each name's use records its key."""
+        named = [e for e in node.elements if isinstance(e, cst.DictElement) and type(e.value) is cst.Name
+                 and string_value(e.key) is not None]
+        if len(named) < 2:  # one name is no choice
+            named = []
+        for element in named:
+            uses.setdefault(element.value.value, []).append(
+                Use(here.fallback, here.conditional, here.within, here.function, string_value(element.key)))
+        listed = {id(element) for element in named}
+        stack.extend((element, here) for element in node.elements if id(element) not in listed)
+
+    def _record_call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name is None:
+            return
+        if any(arg.star for arg in node.args):
+            call = Call(frozenset(), -1, isinstance(func, cst.Attribute))
+        else:
+            call = Call(frozenset(arg.keyword.value for arg in node.args if arg.keyword is not None),
+                        sum(1 for arg in node.args if arg.keyword is None), isinstance(func, cst.Attribute))
+        self._calls.setdefault(name, []).append(call)
+
+
+def _handler_exits(node: cst.Try | cst.TryStar) -> bool:
+    """Whether an except clause ends the program (`sys.exit(1)`, `exit()`, `os._exit(1)`)."""
+    for handler in node.handlers:
+        for statement in handler.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue  # a compound statement (an if, a loop) does real work: the handler goes on
+            for small in statement.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if isinstance(call, cst.Call) and callee_name(call) in _EXITS:
+                    return True
+    return False
