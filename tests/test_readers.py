@@ -431,7 +431,7 @@ def test_add_noqa_in_the_new_kinds(tmp_path, capsys, monkeypatch):
     ("github", ["file=demo.ipynb,line=1::cell 4, line 3:"]),
     ("gitlab", ['"line": 32,', '"column": 20', "LK102 cell 4, line 3:"]),  # the .ipynb's own line 32
     ("sarif", ['"cell": 4', '"cellLine": 3', '"cellColumn": 15']),
-    ("junit", ["at demo.ipynb:cell 4:3:15", 'line="1"']),  # in the failure text: the name holds no line
+    ("junit", ["at demo.ipynb:cell 4:3:15", 'line="32"']),  # the .ipynb's own line, as GitLab's; the name holds no line
 ])
 def test_notebook_positions_in_every_format(tmp_path, capsys, monkeypatch, fmt, expected):
     (tmp_path / "demo.ipynb").write_text(NOTEBOOK, encoding="utf-8")
