@@ -18,9 +18,13 @@ from pathlib import Path
 # Runs one program (a script, or a notebook's code cells in order in one namespace, as Jupyter
 # does) and prints one JSON line: {"result": ...} or {"error": "Type: message", "line": N, "cell": C}.
 DRIVER = r'''
-import json, runpy, sys, traceback, warnings
+import json, os, runpy, sys, traceback, warnings
 warnings.simplefilter("ignore")
 path = sys.argv[1]
+sys.path.insert(0, os.path.dirname(path))  # as `python path` does: the script's modules beside it
+if os.environ.get("DRIVER_SEED"):  # a script that draws its data unseeded, made repeatable
+    import torch
+    torch.manual_seed(int(os.environ["DRIVER_SEED"]))
 printed = []
 where = {}
 try:
@@ -53,26 +57,29 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+def _environment(extra: dict[str, str] | None = None, seed: int | None = None) -> dict[str, str]:
     env = {"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1",
            "OMP_NUM_THREADS": "1", "HOME": os.environ.get("HOME", "/tmp")}
+    if seed is not None:
+        env["DRIVER_SEED"] = str(seed)
     return {**env, **(extra or {})}
 
 
-def run_program(path: Path, processes: int = 1, args: tuple[str, ...] = ()) -> dict:
+def run_program(path: Path, processes: int = 1, args: tuple[str, ...] = (), seed: int | None = None) -> dict:
     """What the program at `path` reports (the result, or the error and where it stopped). With
-    several processes, rank 0's report, after checking that every rank reports the same."""
+    several processes, rank 0's report, after checking that every rank reports the same. `seed`
+    seeds torch before the program starts (for scripts that draw their data unseeded)."""
     driver = path.parent / "_driver.py"
     driver.write_text(DRIVER, encoding="utf-8")
     command = [sys.executable, str(driver), str(path), *args]
     if processes == 1:
         return _report(subprocess.run(command, cwd=path.parent, capture_output=True, text=True,
-                                      timeout=TIMEOUT_S, env=_environment()))
+                                      timeout=TIMEOUT_S, env=_environment(seed=seed)))
     port = str(_free_port())
     ranks = [subprocess.Popen(command, cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=_environment({"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": str(processes),
                                                 "LOCAL_WORLD_SIZE": str(processes), "MASTER_ADDR": "127.0.0.1",
-                                                "MASTER_PORT": port}))
+                                                "MASTER_PORT": port}, seed))
              for r in range(processes)]
     reports = []
     for rank in ranks:
@@ -83,7 +90,8 @@ def run_program(path: Path, processes: int = 1, args: tuple[str, ...] = ()) -> d
                 other.kill()
             raise
         reports.append(_report(subprocess.CompletedProcess(rank.args, rank.returncode, out, err)))
-    assert all(r == reports[0] for r in reports), reports  # the ranks agree (their gradients were averaged)
+    outcome = [{k: v for k, v in r.items() if k != "stdout"} for r in reports]
+    assert all(o == outcome[0] for o in outcome), outcome  # the ranks agree (their gradients were averaged)
     return reports[0]
 
 
