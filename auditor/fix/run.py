@@ -31,6 +31,13 @@ def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool,
     run = fix_paths(result, unsafe, write, settings.max_bytes)
     for error in run.errors:
         print(f"audit: warning: {error.path}: {error.message}", file=err)
+    for new in run.created:
+        if new.error is not None:
+            print(f"audit: warning: {new.error}", file=err)
+        elif run.device_owner is not None:
+            verb = "created" if new.written else "would create"
+            print(f"audit: {verb} {new.shown}: the one place the device is chosen; set {run.device_owner.env}=... "
+                  f"(cpu, cuda, mps, xpu, ...) to override", file=err)
     if write and run.changed:
         result = rescan()
     files = len(run.changed)
