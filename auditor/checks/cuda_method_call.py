@@ -133,7 +133,7 @@ def _through_owner(report: Reported, call: cst.Call, rewriter: Rewriter) -> FixP
                               f"{a.keyword.value}={rewriter.code(a.value)}" for a in kept)])
     edits = [rewriter.replace(report.node, "to"), NodeEdit(Pos(call.func, "end"), Pos(call, "end"), f"({args})"),
              *imports]
-    return FixPlan(rewriter.device_applicability(), f"Replace with `.to({text})`", edits, fix_id="F40")
+    return FixPlan.to_device(rewriter.device_applicability(), f"Replace with `.to({text})`", edits, "F40")
 
 
 _OWN_CUDA = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+cuda[ \t]*\(", re.MULTILINE)

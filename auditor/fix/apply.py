@@ -71,6 +71,8 @@ class FileFix:
     error: FileError | None = None  # a round reverted, a write refused, a file not readable
     written: bool = False
     creates: dict[str, str] = field(default_factory=dict)  # root-relative path -> content the applied fixes need
+    # The findings of the last check of `fixed` (Python files): what remains, for the CUDA-clean summary.
+    remaining: list[Finding] | None = None
     # The names other modules of the project import from this one: imports the fixes left unused stay.
     exported: Callable[[], frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
@@ -289,6 +291,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
         result = runtime.check_text(source, text, module)
+        outcome.remaining = result.findings
         findings = [f for f in result.findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
         if not taken:
@@ -317,7 +320,8 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         outcome.rounds = number
         outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
         _note_creates(outcome, [findings[i] for i in taken])
-    if any(fixable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
+    outcome.remaining = runtime.check_text(source, text, module).findings
+    if any(fixable(f, unsafe) for f in outcome.remaining):
         outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
         return None
     return module

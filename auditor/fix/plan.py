@@ -76,12 +76,18 @@ class FixPlan:
     gated: bool = False  # a swap that makes other accelerators selectable: needs a CUDA-clean file (5.5)
     fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
     reason: str | None = None  # with `display`: why this rewrite is only shown
+    device: bool = False  # written through the project's device owner (policy: the contexts it stays out of)
 
     @classmethod
     def held(cls, reason: str, fix_id: str = "") -> FixPlan:
         """No rewrite for this finding, and why (every suggestion that is not applied says so): a
         `display` fix without edits, shown as "not fixed: <reason>"."""
         return cls("display", "", [], None, False, fix_id, reason)
+
+    @classmethod
+    def to_device(cls, applicability: str, message: str, edits: list[NodeEdit], fix_id: str) -> FixPlan:
+        """A rewrite to the project's device (Rewriter.device_expr)."""
+        return cls(applicability, message, edits, None, False, fix_id, device=True)
 
 
 @dataclass
@@ -100,6 +106,8 @@ class PlannedFix:
 
     fixes: list[tuple[Fix, bool]] = field(default_factory=list)  # (fix, gated)
     import_only: bool = False  # the finding is an import statement, not a use
+    # Contexts where its rewrites to the project's device stay suggestions (policy.finalize); empty for others.
+    device_contexts: frozenset[str] = frozenset()
 
 
 # -- the rewriter ------------------------------------------------------------------------------------
@@ -258,6 +266,22 @@ class Rewriter:
             return None
         kind = f"{text}.type" if owner.returns_device else f"{device[0]}({text}).type"
         return f"{device[0]}({kind}, {index})", _merged(spelled[1], device[1])
+
+    def device_type_expr(self, at: cst.CSTNode | None = None) -> tuple[str, list[NodeEdit]] | None:
+        """The project's device type as a string (`get_device().type`: "cuda" on NVIDIA), for the
+        places that take a type (`autocast(device_type=...)`, `GradScaler(...)`) or a stored string
+        (`device = "cuda"`, which other code may compare with strings). None as for `device_expr`."""
+        found = self.device_expr(at=at)
+        owner = self._device_owner()
+        if found is None or owner is None:
+            return None
+        text, edits = found
+        if owner.returns_device:
+            return f"{text}.type", edits
+        device = self.name_for("torch.device")
+        if device is None:
+            return None
+        return f"{device[0]}({text}).type", _merged(edits, device[1])
 
     def device_unavailable(self) -> str | None:
         """Why `device_expr()` gives nothing in this file (a reason for `FixPlan.held`), or None."""
