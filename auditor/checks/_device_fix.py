@@ -9,7 +9,9 @@ Each rewrite keeps the value the program had on an NVIDIA machine:
   own function): the same string, `get_device().type` ("cuda") or `str(device_at(i))` ("cuda:i"),
   since other code may compare it with strings (`torch.device("cuda") == "cuda"` is False).
 Left as they are, with the reason: comparisons (they state a requirement or ask which device, they
-do not choose one: pattern 11), `choices=` lists, and device strings built in other ways."""
+do not choose one: pattern 11), `choices=` lists and the default they constrain, dict entries (a
+`device_map` dict places parts of a model), pinned-memory devices, and device strings built in
+other ways."""
 
 from __future__ import annotations
 
@@ -76,9 +78,11 @@ def _not_a_choice(node: cst.CSTNode, rewriter: Rewriter) -> str | None:
     """Why this "cuda" is not a device choice the rewrite may move, or None."""
     parent = rewriter.parent(node)
     while isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.Set, cst.ComparisonTarget, cst.Comparison,
-                              cst.UnaryOperation, cst.BooleanOperation)):
+                              cst.UnaryOperation, cst.BooleanOperation, cst.DictElement)):
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
             return "a comparison states a requirement or asks which device is used; it does not choose one"
+        if isinstance(parent, cst.DictElement):
+            return "an entry of a dict (a device map placing parts of a model, a configuration): left as it is"
         if isinstance(parent, (cst.List, cst.Tuple, cst.Set)):
             return "one of several devices listed (`choices=`, a supported set): not the one in use"
         parent = rewriter.parent(parent)

@@ -557,7 +557,10 @@ def _device_valued(value: cst.BaseExpression, qualify: Callable[[cst.CSTNode], s
     if isinstance(value, cst.IfExp):
         return _device_valued(value.body, qualify) or _device_valued(value.orelse, qualify)
     if isinstance(value, cst.Call):
-        return qualify(value.func) == "torch.device"
+        func = value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        # torch.device(...), and the project's device functions a previous round wrote (get_device, device_at)
+        return qualify(func) == "torch.device" or name.endswith("_device") or name == "device_at"
     return isinstance(value, cst.Attribute) and value.attr.value == "device"
 
 
