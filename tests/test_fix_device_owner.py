@@ -87,6 +87,17 @@ def test_none_found_creates_one_at_the_package_root_named_after_the_project(tmp_
     compile(owner.content, "device_choice.py", "exec")
 
 
+def test_a_script_repository_with_a_models_package_gets_the_module_beside_its_scripts(tmp_path):
+    """No packaging file and scripts at the top (kuangliu/pytorch-cifar's layout): `models/` is the
+    scripts' own package; the module goes beside main.py, and models/ reaches it from there."""
+    write(tmp_path, {"main.py": "from models import *\nnet = Net().cuda()\n", "models/__init__.py": "",
+                     "models/net.py": "x.cuda()\n", "tools/plot.py": "y.cuda()\n"})
+    owner = owner_of(tmp_path)
+    assert (owner.path, owner.module) == ("device_choice.py", "device_choice")
+    assert rewriter("import torch\n", owner, where="models/net.py", package="models").device_expr()[0] == "get_device()"
+    assert "script-level" in rewriter("import torch\n", owner, where="tools/plot.py").device_unavailable()
+
+
 @pytest.mark.parametrize(("floor", "has", "lacks"), [
     ("2.7", "check_available=True", "getattr(torch, \"xpu\""),
     ("2.6", "torch.accelerator.is_available()", "check_available"),
@@ -127,10 +138,11 @@ CREATED = DeviceOwner("pkg.device_choice", "get_device", "pkg/device_choice.py",
 FOUND = DeviceOwner("pkg.util", "get_device", "pkg/util.py", False, None, returns_device=False)
 
 
-def rewriter(text: str, owner: DeviceOwner | None, where: str = "pkg/train.py", test: bool = False) -> Rewriter:
+def rewriter(text: str, owner: DeviceOwner | None, where: str = "pkg/train.py", test: bool = False,
+             package: str = "") -> Rewriter:
     module = parse_module(text)
     ctx = PythonContext(where, text, load_catalogue(), module,
-                        FileFacts(test=test, device_owner=owner, root_path=where))
+                        FileFacts(test=test, package=package, device_owner=owner, root_path=where))
     from auditor.python.walker import Walker
 
     Walker([r for r in all_rules() if "python" in r.file_kinds], ctx.catalogue).run(ctx)

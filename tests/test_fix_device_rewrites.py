@@ -151,10 +151,11 @@ def test_a_training_repository_becomes_cuda_clean_and_its_gated_swaps_apply(tmp_
     options = Settings(cache=False, jobs=1)
     before = scan([str(tmp_path)], options)
     run = fix_paths(before, True, True, options.max_bytes)
-    assert not run.errors and [c.path for c in run.created] == ["pkg/device_choice.py"]
-    assert "torch.accelerator.is_available()" in (tmp_path / "pkg" / "device_choice.py").read_text()  # floor 2.6
+    # a script repository (no packaging file): the module goes beside train.py; pkg/ reaches it from there
+    assert not run.errors and [c.path for c in run.created] == ["device_choice.py"]
+    assert "torch.accelerator.is_available()" in (tmp_path / "device_choice.py").read_text()  # floor 2.6
     train = (tmp_path / "train.py").read_text()
-    assert "from pkg.device_choice import get_device" in train and "device = get_device()\n" in train
+    assert "from device_choice import get_device" in train and "device = get_device()\n" in train
     assert ".to(get_device(), non_blocking=True)" in train
     assert "torch.accelerator.synchronize()" in train  # held back before: the file is CUDA-clean now
     assert "return torch.nn.Linear(4, 2).to(get_device())" in (tmp_path / "pkg" / "model.py").read_text()

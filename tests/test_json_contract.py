@@ -390,6 +390,7 @@ def test_fixes_is_null_without_fix_and_says_per_file_what_fix_made_cuda_clean(re
     assert report_of(repo, capsys)["fixes"] is None
     (repo / "broken.py").unlink()
     (repo / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (repo / "pyproject.toml").write_text('[project]\nname = "pkg"\n', encoding="utf-8")  # a package, not scripts
     fixes = report_of(repo, capsys, "--fix", "--torch-version", "2.7")["fixes"]
     assert (fixes["mode"], fixes["unsafe"], fixes["created"]) == ("fix", False, [{"path": "pkg/device_choice.py",
                                                                                   "written": True}])

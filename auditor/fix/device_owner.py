@@ -279,7 +279,10 @@ def _to_create(root: str, relative: list[str], floor: TorchFloor, table: dict) -
 
 def _home(root: str, relative: list[str]) -> tuple[str, str]:
     """(repo-relative folder, dotted package) where the created module goes: the project's package
-    root (its top-level package, also under src/), else the folder holding most scripts."""
+    root (its top-level package, also under src/), else the folder holding most scripts. A
+    repository with scripts at the top and no packaging file is a script repository even when it
+    has packages (`models/`): the module goes beside the scripts, where they and those packages
+    (imported from the scripts' folder) reach it."""
     packages: dict[str, int] = {}
     scripts: dict[str, int] = {}
     for rel in relative:
@@ -294,6 +297,9 @@ def _home(root: str, relative: list[str]) -> tuple[str, str]:
         elif not any(part in _SKIPPED_FOLDERS for part in parts[:-1]):
             folder = "/".join(parts[:-1])
             scripts[folder] = scripts.get(folder, 0) + 1
+    packaged = any(os.path.isfile(os.path.join(root, f)) for f in ("pyproject.toml", "setup.py", "setup.cfg"))
+    if not packaged and scripts.get(""):
+        return "", ""  # scripts at the top and no packaging: `models/` is the scripts' own package, not the project
     if packages:
         name = project_name(root).lower()
         best = max(packages, key=lambda f: (f.rsplit("/", 1)[-1] == name, packages[f], f == min(packages)))

@@ -28,6 +28,7 @@ from auditor.python.positions import LineIndex
 from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, descendants, kind_of
 
 if TYPE_CHECKING:
+    from auditor.analysis.project import FileFacts
     from auditor.context import PythonContext, Reference
     from auditor.fix.device_owner import DeviceOwner
 
@@ -296,9 +297,9 @@ class Rewriter:
             return "this file is where the project chooses its device"
         if facts is not None and facts.test and not owner.fix_tests:
             return "test code: left as it is (`--fix-tests` rewrites it too)"
-        if owner.script and os.path.dirname(here) != owner.folder:
+        if owner.script and os.path.dirname(here) != owner.folder and not _in_package_beside(here, facts, owner):
             return (f"the device module {owner.path} is a script-level module, importable only from files beside it "
-                    f"(this one is in another folder)")
+                    f"and from the packages there (this one is in another folder)")
         return None
 
     def device_known(self) -> bool:
@@ -486,6 +487,16 @@ class Rewriter:
     def delete_statement(self, statement: cst.SimpleStatementLine) -> NodeEdit:
         """Remove a statement's whole line(s), its trailing comment included."""
         return NodeEdit(Pos(statement, "line-start"), Pos(statement, "line-after"), "")
+
+
+def _in_package_beside(here: str, facts: FileFacts | None, owner: DeviceOwner) -> bool:
+    """The file belongs to a package whose top folder sits beside a script-level owner: the scripts
+    import it from their folder, which is on sys.path, so it reaches the owner too."""
+    if facts is None or not facts.package:
+        return False
+    top = facts.package.split(".", 1)[0]
+    prefix = f"{owner.folder}/{top}/" if owner.folder else f"{top}/"
+    return here.startswith(prefix)
 
 
 def _merged(first: list[NodeEdit], second: list[NodeEdit]) -> list[NodeEdit]:
