@@ -242,3 +242,9 @@ def test_a_refused_creation_keeps_the_files_that_need_it_unwritten(tmp_path, mon
     run = fix(tmp_path)
     assert (tmp_path / "train.py").read_text() == SCRIPT and not os.path.exists(tmp_path / "device_choice.py")
     assert any("no space left" in e.message for e in run.errors)
+
+
+def test_an_accelerator_imported_but_never_built_owns_nothing(tmp_path):
+    write(tmp_path, {"types.py": "from accelerate import Accelerator\n\ndef run(acc: Accelerator):\n    pass\n",
+                     "train.py": "x.cuda()\n"})
+    assert owner_of(tmp_path).created

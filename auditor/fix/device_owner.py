@@ -233,13 +233,14 @@ def _hard_codes_cuda(node: ast.AST) -> bool:
 
 
 def _builds_accelerator(tree: ast.Module, table: dict) -> bool:
-    """An import of accelerate's Accelerator or lightning's Fabric (the object that owns the device)."""
+    """accelerate's Accelerator or lightning's Fabric imported and built (`Accelerator(...)`): the object
+    that owns the device."""
     wanted = set(table.get("accelerator_objects", ()))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if any(f"{node.module}.{alias.name}" in wanted for alias in node.names):
-                return True
-    return False
+    imported = {alias.asname or alias.name for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                for alias in node.names if f"{node.module}.{alias.name}" in wanted}
+    return bool(imported) and any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                                  and node.func.id in imported for node in ast.walk(tree))
 
 
 def _module_path(root: str, rel: str) -> str | None:
