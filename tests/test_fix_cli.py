@@ -77,11 +77,19 @@ def test_the_gate_is_judged_again_after_the_safe_fixes(cli, tmp_path, monkeypatc
     cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
     text = (tmp_path / "train.py").read_text(encoding="utf-8")
     assert 'torch.amp.autocast("cuda"' in text and "torch.accelerator.synchronize()" in text
+    # A "cuda" device argument is rewritten to the project's device (and so opens the gate too); a stated
+    # requirement that the tensor is on CUDA is not, and keeps the gate shut.
     (tmp_path / "train.py").write_text(TRAIN.replace("return model(x)", 'return model(torch.zeros(1, device="cuda"))')
+                                       + SYNC.replace("import torch\n", ""), encoding="utf-8")
+    cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
+    fixed = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert "device=get_device()" in fixed and "torch.accelerator.synchronize()" in fixed
+    (tmp_path / "train.py").write_text(TRAIN.replace("return model(x)", 'assert x.device.type == "cuda"')
                                        + SYNC.replace("import torch\n", ""), encoding="utf-8")
     code, out, err = cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
     assert "torch.cuda.synchronize()" in (tmp_path / "train.py").read_text(encoding="utf-8")
-    assert "not fixed: held back until this file is CUDA-clean" in out and "LK101 at 5:44" in out
+    assert "not fixed: held back until this file is CUDA-clean" in out and "LK101 at 5:33" in out
+    assert "train.py: not CUDA-clean: LK101 at 5:33, LK204 at 8:5" in err
 
 
 def test_exit_codes_after_fixing_follow_the_gate_on_what_remains(cli, repo):

@@ -67,7 +67,8 @@ def run_plan(request: PlanRequest) -> str:
     settings = load_settings(resolve_root([request.path]), overrides)
     result = scan([request.path], settings, base=os.getcwd())
     found = Scan(result.root, result.findings, result.errors, find_signals(result.files, catalogue),
-                 settings.overall_targets, frozenset(f.kind for f in result.files), result.headline())
+                 settings.overall_targets, frozenset(f.kind for f in result.files), result.headline(),
+                 _device_owner(result), result.scan_root or result.root)
     if request.target is None:
         document = ranking(found, catalogue)
         return _render(document, request.output_format, render_ranking, result)
@@ -81,6 +82,17 @@ def run_plan(request: PlanRequest) -> str:
             raise PlanUsage(str(exc)) from None
     document = plan_for(found, request.target, catalogue, written)
     return _render(document, request.output_format, render_plan, result)
+
+
+def _device_owner(result):
+    """The project's device owner, as `audit --fix` finds it (or the module it would create)."""
+    from auditor.fix.device_owner import find_device_owner
+    from auditor.fix.floor import TorchFloor
+    from auditor.pipeline.runtime import catalogue_for
+
+    paths = [s.path for s in result.files if s.kind in ("python", "setup-py")]
+    return find_device_owner(result.scan_root or result.root, paths, result.floor or TorchFloor(),
+                             catalogue_for(result.settings))
 
 
 def _render(document: dict, fmt: str, markdown, result) -> str:
