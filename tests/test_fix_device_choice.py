@@ -14,8 +14,8 @@ def fixed(tmp_path, source: str, torch_version: str = "2.13", unsafe: bool = Tru
     path = tmp_path / "train.py"
     path.write_text(source, encoding="utf-8")
     settings = Settings(cache=False, jobs=1, torch_version=torch_version)
-    fix_paths(scan([str(path)], settings), unsafe=unsafe, write=True, max_bytes=settings.max_bytes)
-    return path.read_text(encoding="utf-8"), scan([str(path)], settings).findings
+    fix_paths(scan([str(tmp_path)], settings), unsafe=unsafe, write=True, max_bytes=settings.max_bytes)
+    return path.read_text(encoding="utf-8"), [f for f in scan([str(tmp_path)], settings).findings if f.path == "train.py"]
 
 
 def test_set_device_goes_under_the_accelerator_check_and_current_device_is_zero_without_one(tmp_path):
@@ -39,3 +39,52 @@ def test_a_2_6_floor_keeps_the_index_calls_as_suggestions_naming_2_7(tmp_path):
     assert text == source
     reasons = {f.fix.reason for f in findings if f.rule == "LK203"}
     assert len(reasons) == 1 and reasons.pop().startswith("needs torch >= 2.7;"), reasons
+
+
+def test_autocast_and_the_scaler_take_the_project_device_type_keeping_dtype_and_flags(tmp_path):
+    source = ("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\nscaler = torch.amp.GradScaler('cuda', enabled=use_amp)\n"
+              "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n    pass\n"
+              "with torch.amp.autocast('cuda', enabled=False):\n    pass\n")
+    text, findings = fixed(tmp_path, source)
+    assert text == ("import torch\nfrom device_choice import get_device\nmodel = torch.nn.Linear(2, 2).to(get_device())\n"
+                    "scaler = torch.amp.GradScaler(get_device().type, enabled=use_amp)\n"
+                    "with torch.autocast(device_type=get_device().type, dtype=torch.bfloat16):\n    pass\n"
+                    "with torch.amp.autocast(get_device().type, enabled=False):\n    pass\n")
+    assert findings == []
+
+
+def test_amp_on_the_device_is_unsafe_so_the_default_fix_leaves_it(tmp_path):
+    # elsewhere AMP would start running (bf16 on the CPU): a change of numerics the user opts into
+    text, findings = fixed(tmp_path, "import torch\nwith torch.autocast('cuda'):\n    pass\n", unsafe=False)
+    assert text == "import torch\nwith torch.autocast('cuda'):\n    pass\n" and [f.rule for f in findings] == ["LK106"]
+    assert "get_device().type" in fixed(tmp_path, text)[0]  # with --unsafe-fixes
+
+
+def test_amp_left_alone_where_cuda_is_chosen_on_purpose_or_on_import(tmp_path):
+    source = ("import torch\nif torch.cuda.is_available():\n    with torch.autocast('cuda'):\n        pass\n\n"
+              "@torch.amp.custom_fwd(device_type='cuda')\ndef forward(ctx, x):\n    return x\n"
+              "with torch.autocast(device_type='cuda:0' if fast else 'cpu'):\n    pass\n")
+    text, findings = fixed(tmp_path, source)
+    assert "autocast('cuda')" in text and "custom_fwd(device_type='cuda')" in text and "'cuda:0' if fast" in text
+    assert text == source and len([f for f in findings if f.rule == "LK106"]) == 2  # the IfExp is not reported
+    reasons = [f.fix.reason for f in findings if f.rule == "LK106" and f.fix is not None]
+    assert reasons == ["not rewritten: a custom_fwd/custom_bwd decorator runs on import, before the program "
+                       "chooses its device"], reasons
+
+
+def test_nccl_becomes_the_backend_for_the_project_device_once_the_file_is_cuda_clean(tmp_path):
+    source = ("import os\nimport torch\nimport torch.distributed as dist\n\n"
+              "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))\ndist.init_process_group(backend='nccl')\n"
+              "model = torch.nn.Linear(2, 2).cuda()\n")
+    text, findings = fixed(tmp_path, source)
+    assert "dist.init_process_group(backend=dist.get_default_backend_for_device(get_device()))" in text, text
+    assert "    torch.accelerator.set_device_index(int(os.environ['LOCAL_RANK']))" in text and findings == []
+
+
+def test_nccl_stays_while_a_raising_tie_remains(tmp_path):
+    # a stated CUDA requirement is not rewritten: the file would still stop on the CPU, so nccl stays too
+    source = "import torch.distributed as dist\ndist.init_process_group('nccl')\nassert x.device.type == 'cuda'\n"
+    text, findings = fixed(tmp_path, source)
+    assert "init_process_group('nccl')" in text
+    held = [f.fix.reason for f in findings if f.rule == "LK301"]
+    assert held and held[0].startswith("held back until this file is CUDA-clean"), held
