@@ -131,7 +131,6 @@ for _ in range(3):
     opt.zero_grad()
     model(x).pow(2).mean().backward()
     opt.step()
-print("device", torch.cuda.current_device())
 RESULT.append(round(sum(p.sum().item() for p in model.parameters()), 6))
 dist.destroy_process_group()
 """, """\
