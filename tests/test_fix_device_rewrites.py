@@ -44,8 +44,10 @@ def fixed(tmp_path, code: str, unsafe: bool = False, name: str = "train.py", **s
     ('d = torch.device("cuda")', "d = get_device()", IMPORT),
     ('d = torch.device("cuda:1")', "d = device_at(1)", AT),
     ('d = torch.device("cuda", rank)', "d = device_at(rank)", AT),
-    ('d = torch.device(f"cuda:{local_rank}")', "d = device_at(local_rank)", AT),
-    ('d = torch.device("cuda:%d" % rank)', "d = device_at(rank)", AT),
+    # built from a value that may be a string (os.environ["LOCAL_RANK"]): the index goes through int()
+    ('d = torch.device(f"cuda:{local_rank}")', "d = device_at(int(local_rank))", AT),
+    ('d = torch.device("cuda:%d" % rank)', "d = device_at(int(rank))", AT),
+    ('d = torch.device("cuda:" + str(os.environ["LOCAL_RANK"]))', 'd = device_at(int(os.environ["LOCAL_RANK"]))', AT),
     ('m = m.to("cuda")', "m = m.to(get_device())", IMPORT),
     ('x = x.to("cuda:0", non_blocking=True)', "x = x.to(device_at(0), non_blocking=True)", AT),
     ('x = torch.zeros(3, device="cuda")', "x = torch.zeros(3, device=get_device())", IMPORT),
@@ -55,6 +57,7 @@ def fixed(tmp_path, code: str, unsafe: bool = False, name: str = "train.py", **s
      IMPORT),
     ('device = "cuda"', "device = get_device().type", IMPORT),
     ('device = "cuda:0"', "device = str(device_at(0))", AT),
+    ('device = f"cuda:{rank}"', "device = str(device_at(int(rank)))", AT),
     ('run(model, device="cuda")', "run(model, device=get_device().type)", IMPORT),
 ])
 def test_each_device_value_becomes_the_project_device(tmp_path, line, rewritten, imports):
@@ -76,6 +79,12 @@ def test_what_does_not_choose_a_device_is_left_with_a_reason(tmp_path, code):
     result = scan([str(tmp_path)], Settings(cache=False, torch_version="2.13"))
     assert not (tmp_path / "device_choice.py").exists()
     assert result.findings  # still reported
+
+
+def test_a_class_with_its_own_to_gets_the_device_string(tmp_path):
+    after = fixed(tmp_path, 'import torch\n\nclass Batch:\n    def to(self, device):\n        return device.upper()\n\n'
+                            'b = Batch().to("cuda")\n')
+    assert 'b = Batch().to(get_device().type)' in after  # "cuda" on NVIDIA, a string as before
 
 
 def test_cuda_with_an_index_keeps_the_index_and_a_device_object_argument_is_held(tmp_path):

@@ -15,6 +15,8 @@ other ways."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from auditor.fix.plan import FixPlan, Rewriter
@@ -31,6 +33,8 @@ def device_fix(node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
     if index is _MISSING:
         return FixPlan.held("not rewritten: the device string is built in a way the rewrite does not read "
                             "(write it as \"cuda:N\" or f\"cuda:{i}\")", FIX_ID)
+    if isinstance(index, str) and not index.isdigit() and not index.startswith("int("):
+        index = f"int({index})"  # f"cuda:{rank}" also takes a string rank (os.environ["LOCAL_RANK"]); an index does not
     held = _not_a_choice(node, rewriter)
     if held is not None:
         return FixPlan.held(f"not rewritten: {held}", FIX_ID)
@@ -120,13 +124,23 @@ def _takes_device_object(call: cst.Call, arg: cst.Arg, rewriter: Rewriter) -> bo
     qualified = rewriter.ctx.qualify(func) or ""
     if arg.keyword is None:
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args[0] is arg:
-            return True
+            return not _own_to(rewriter)  # a class of this file with its own `to()` may want the string
         if qualified in table.get("type_functions", ()):
             return False  # init_device_mesh("cuda", ...) takes a device type: the string form
         position = table.get("device_functions", {}).get(qualified)
         positional = [a for a in call.args if a.keyword is None]
         return position is not None and position < len(positional) and positional[position] is arg
     return arg.keyword.value in _OBJECT_KEYWORDS and qualified.startswith("torch.")
+
+
+_OWN_TO = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+to[ \t]*\(", re.MULTILINE)
+
+
+def _own_to(rewriter: Rewriter) -> bool:
+    state = rewriter.ctx.state
+    if "LK101:own-to" not in state:
+        state["LK101:own-to"] = _OWN_TO.search(rewriter.ctx.text) is not None
+    return state["LK101:own-to"]
 
 
 def _plan(node: cst.CSTNode, found: tuple[str, list] | None, rewriter: Rewriter) -> FixPlan | None:
