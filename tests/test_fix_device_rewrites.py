@@ -203,3 +203,13 @@ def test_the_fixed_training_repository_runs_on_cpu_torch_where_the_original_rais
     reference = run(CPU_REFERENCE)
     assert done.returncode == 0, done.stderr[-2000:]
     assert abs(float(done.stdout.split()[-1]) - float(reference.stdout.split()[-1])) <= 1e-6  # same ops, same order
+
+
+def test_a_tie_guarded_by_a_device_check_does_not_hold_the_swaps_one_guarded_by_availability_does(tmp_path):
+    """No swap touches `'cuda' in device`, so the CUDA branch behind it keeps running only on CUDA; a
+    `torch.cuda.is_available()` guard is the very check a gated swap turns into an accelerator check."""
+    device_guard = ("import torch\ndevice = 'cpu'\ndevice_type = 'cuda' if 'cuda' in device else 'cpu'\n"
+                    "torch.cuda.synchronize()\n")
+    assert "torch.accelerator.synchronize()" in fixed(tmp_path / "a", device_guard, unsafe=True)
+    availability = "import torch\nif torch.cuda.is_available():\n    m = m.cuda()\ntorch.cuda.synchronize()\n"
+    assert "torch.cuda.synchronize()" in fixed(tmp_path / "b", availability, unsafe=True)

@@ -159,6 +159,7 @@ class _GateView:
         self.lines = split_lines(text) if self.harmless else []  # the lines findings count (auditor.read.text)
         self.quiet_contexts = set(table.get("not_blocking_contexts", ()))
         self.guard_contexts = set(table.get("guard_contexts", ()))
+        self.swapped_kinds = set(table.get("swapped_guard_kinds", ()))
         self.targets = with_role(GATE_ROLE)
         self.import_ok = set(table.get("import_not_blocking", ()))
 
@@ -170,8 +171,10 @@ class _GateView:
         if rule is None:
             return False
         # The finding's own effects (a device string in `autocast("cuda")` only turns AMP off), except
-        # where they come from a guard: a CUDA check the gated fixes turn into an accelerator check.
-        effects = rule.effects() if _in_context(finding, self.guard_contexts) else finding.targets
+        # where they come from a guard a gated fix can change: a CUDA availability check it turns into an
+        # accelerator check.
+        swappable = finding.guard is None or not self.swapped_kinds.isdisjoint(finding.guard.split("+"))
+        effects = rule.effects() if _in_context(finding, self.guard_contexts) and swappable else finding.targets
         if not any(effects.get(target) == "raises" for target in self.targets):
             return False
         lines = self.lines
