@@ -81,6 +81,15 @@ def test_what_does_not_choose_a_device_is_left_with_a_reason(tmp_path, code):
     assert result.findings  # still reported
 
 
+def test_a_parameter_default_is_rewritten_only_with_unsafe_fixes(tmp_path):
+    """Evaluated when the module is imported: the rewrite would probe the device at import time."""
+    code = ("import torch\n\ndef load(path, device=torch.device('cuda')):\n    return path\n\n"
+            "def run(m, device='cuda'):\n    return m.to(device)\n")
+    assert fixed(tmp_path / "a", code) == code
+    after = fixed(tmp_path / "b", code, unsafe=True)
+    assert "def load(path, device=get_device()):" in after and "def run(m, device=get_device().type):" in after
+
+
 def test_a_class_with_its_own_to_gets_the_device_string(tmp_path):
     after = fixed(tmp_path, 'import torch\n\nclass Batch:\n    def to(self, device):\n        return device.upper()\n\n'
                             'b = Batch().to("cuda")\n')

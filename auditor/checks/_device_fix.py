@@ -8,6 +8,7 @@ Each rewrite keeps the value the program had on an NVIDIA machine:
 - anywhere else (a variable, a default, a dict entry, `device_map=`, a parameter of the project's
   own function): the same string, `get_device().type` ("cuda") or `str(device_at(i))` ("cuda:i"),
   since other code may compare it with strings (`torch.device("cuda") == "cuda"` is False).
+A parameter default is rewritten as unsafe: the device is then probed when the module is imported.
 Left as they are, with the reason: comparisons (they state a requirement or ask which device, they
 do not choose one: pattern 11), `choices=` lists and the default they constrain, dict entries (a
 `device_map` dict places parts of a model), pinned-memory devices, and device strings built in
@@ -149,5 +150,9 @@ def _plan(node: cst.CSTNode, found: tuple[str, list] | None, rewriter: Rewriter)
         return FixPlan.held(f"not rewritten: {reason}", FIX_ID) if reason else FixPlan.held(
             "not rewritten: the project's device cannot be imported here (a name it needs is taken)", FIX_ID)
     text, imports = found
-    return FixPlan.to_device(rewriter.device_applicability(), f"Replace with `{text}` (the project's device)",
-                             [rewriter.replace(node, text), *imports], FIX_ID)
+    applicability = rewriter.device_applicability()
+    message = f"Replace with `{text}` (the project's device)"
+    if isinstance(rewriter.parent(node), cst.Param):
+        applicability = "unsafe"  # the same device on NVIDIA, but probed when the module is imported
+        message += "; as a parameter default it is chosen when the module is imported"
+    return FixPlan.to_device(applicability, message, [rewriter.replace(node, text), *imports], FIX_ID)
