@@ -82,12 +82,18 @@ def test_what_does_not_choose_a_device_is_left_with_a_reason(tmp_path, code):
 
 
 def test_a_parameter_default_is_rewritten_only_with_unsafe_fixes(tmp_path):
-    """Evaluated when the module is imported: the rewrite would probe the device at import time."""
+    """Evaluated when the module is imported: the rewrite would probe the device at import time (so
+    would a class attribute, or a package module's top level; a script's top level is the program)."""
     code = ("import torch\n\ndef load(path, device=torch.device('cuda')):\n    return path\n\n"
             "def run(m, device='cuda'):\n    return m.to(device)\n")
     assert fixed(tmp_path / "a", code) == code
     after = fixed(tmp_path / "b", code, unsafe=True)
     assert "def load(path, device=get_device()):" in after and "def run(m, device=get_device().type):" in after
+    top = "import torch\nDEVICE = torch.device('cuda')\n"
+    (tmp_path / "c" / "pkg").mkdir(parents=True)
+    (tmp_path / "c" / "pkg" / "__init__.py").write_text("")
+    assert fixed(tmp_path / "c", top, name="pkg/consts.py") == top  # a package module's top level
+    assert fixed(tmp_path / "d", top) == "from device_choice import get_device\nDEVICE = get_device()\n"  # a script
 
 
 def test_a_class_with_its_own_to_gets_the_device_string(tmp_path):

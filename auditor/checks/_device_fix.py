@@ -8,7 +8,8 @@ Each rewrite keeps the value the program had on an NVIDIA machine:
 - anywhere else (a variable, a default, a dict entry, `device_map=`, a parameter of the project's
   own function): the same string, `get_device().type` ("cuda") or `str(device_at(i))` ("cuda:i"),
   since other code may compare it with strings (`torch.device("cuda") == "cuda"` is False).
-A parameter default is rewritten as unsafe: the device is then probed when the module is imported.
+Code evaluated when a package module is imported (a parameter default, a class attribute, a
+package module's top level) is rewritten as unsafe: the device would then be probed at import.
 Left as they are, with the reason: comparisons (they state a requirement or ask which device, they
 do not choose one: pattern 11), `choices=` lists and the default they constrain, dict entries (a
 `device_map` dict places parts of a model), pinned-memory devices, and device strings built in
@@ -134,6 +135,20 @@ def _takes_device_object(call: cst.Call, arg: cst.Arg, rewriter: Rewriter) -> bo
     return arg.keyword.value in _OBJECT_KEYWORDS and qualified.startswith("torch.")
 
 
+def _at_import(node: cst.CSTNode, rewriter: Rewriter) -> bool:
+    """Evaluated when a module of a package is imported: a parameter default or a class attribute
+    anywhere, module-level code in a package module (a script's top level is the program itself)."""
+    current, parent = node, rewriter.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.FunctionDef):
+            return isinstance(current, (cst.Parameters, cst.Decorator)) or current is parent.returns
+        if isinstance(parent, cst.ClassDef):
+            return True
+        current, parent = parent, rewriter.parent(parent)
+    facts = rewriter.ctx.facts
+    return bool(facts is not None and facts.package)
+
+
 _OWN_TO = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+to[ \t]*\(", re.MULTILINE)
 
 
@@ -152,7 +167,7 @@ def _plan(node: cst.CSTNode, found: tuple[str, list] | None, rewriter: Rewriter)
     text, imports = found
     applicability = rewriter.device_applicability()
     message = f"Replace with `{text}` (the project's device)"
-    if isinstance(rewriter.parent(node), cst.Param):
+    if _at_import(node, rewriter):
         applicability = "unsafe"  # the same device on NVIDIA, but probed when the module is imported
-        message += "; as a parameter default it is chosen when the module is imported"
+        message += "; evaluated when the module is imported, it probes the device then"
     return FixPlan.to_device(applicability, message, [rewriter.replace(node, text), *imports], FIX_ID)
