@@ -117,6 +117,8 @@ class CudaMethodCall(Rule):
 def _through_owner(report: Reported, call: cst.Call, rewriter: Rewriter) -> FixPlan | None:
     """`.cuda()` -> `.to(get_device())`, `.cuda(i)` / `.cuda(device=i)` -> `.to(device_at(i))` with `i` an
     index by its looks; None when the project's device owner is not known here (a plain scan)."""
+    if not rewriter.device_known():
+        return None
     index = next((a for a in call.args if a.keyword is None or a.keyword.value == "device"), None)
     if any(a.star or (a.keyword is not None and a.keyword.value not in (*_KEPT_KEYWORDS, "device")) for a in call.args) \
             or sum(1 for a in call.args if a.keyword is None or a.keyword.value == "device") > 1:
@@ -126,7 +128,7 @@ def _through_owner(report: Reported, call: cst.Call, rewriter: Rewriter) -> FixP
     found = rewriter.device_expr(rewriter.code(index.value) if index is not None else None, at=call)
     if found is None:
         reason = rewriter.device_unavailable()
-        return FixPlan.held(f"not rewritten: {reason}", "F40") if reason and rewriter.device_known() else None
+        return FixPlan.held(f"not rewritten: {reason}", "F40") if reason else None
     text, imports = found
     kept = [a for a in call.args if a is not index]
     args = ", ".join([text, *(rewriter.code(a.value) if a.keyword is None else
