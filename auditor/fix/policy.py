@@ -12,7 +12,12 @@ Decided per file, when its findings are placed (so the cache keeps the answer):
    `.to(current_accelerator())`, NCCL -> the device's backend) is applied only when, after every
    fix, no finding would remain in the file whose rule raises on a target `torch.accelerator`
    would now select (role `chosen-by-torch-accelerator` in rules/targets.toml). Otherwise a program that ran on the CPU there would start on the
-   accelerator and crash at the CUDA-only call. The reason names the findings that block.
+   accelerator and crash at the CUDA-only call. The reason names the findings that block. The
+   rewrites of the raising ties to the project's device (auditor/fix/device_owner.py) are fixes like
+   any other: a file whose ties they all rewrite is CUDA-clean, and its gated swaps apply in the
+   same run;
+4. a rewrite to the project's device stays a suggestion in the contexts `[context] hold_device`
+   names (and in test code unless --fix-tests).
 
 Findings of rules left out by --select/--ignore still block (they run hidden; see `gate_rules`).
 """
