@@ -96,6 +96,17 @@ def test_a_parameter_default_is_rewritten_only_with_unsafe_fixes(tmp_path):
     assert fixed(tmp_path / "d", top) == "from device_choice import get_device\nDEVICE = get_device()\n"  # a script
 
 
+def test_a_file_that_already_chooses_per_backend_and_a_cuda_method_keep_their_cuda(tmp_path):
+    """bitsandbytes' Int8Params: `def cuda(...)` beside `def xpu(...)`, each sending to its own device."""
+    layered = ('import torch\n\nclass P(torch.nn.Parameter):\n    def cuda(self, device=None):\n'
+               '        return self.to(device="cuda" if device is None else device)\n\n'
+               '    def xpu(self, device=None):\n        return self.to(device="xpu" if device is None else device)\n')
+    assert fixed(tmp_path / "a", layered, unsafe=True) == layered
+    method = ('import torch\n\nclass P(torch.nn.Parameter):\n    def cuda(self, device=None):\n'
+              '        return self.to(device="cuda" if device is None else device)\n')
+    assert fixed(tmp_path / "b", method, unsafe=True) == method
+
+
 def test_a_class_with_its_own_to_gets_the_device_string(tmp_path):
     after = fixed(tmp_path, 'import torch\n\nclass Batch:\n    def to(self, device):\n        return device.upper()\n\n'
                             'b = Batch().to("cuda")\n')

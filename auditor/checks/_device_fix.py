@@ -37,7 +37,7 @@ def device_fix(node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
                             "(write it as \"cuda:N\" or f\"cuda:{i}\")", FIX_ID)
     if isinstance(index, str) and not index.isdigit() and not index.startswith("int("):
         index = f"int({index})"  # f"cuda:{rank}" also takes a string rank (os.environ["LOCAL_RANK"]); an index does not
-    held = _not_a_choice(node, rewriter)
+    held = _not_a_choice(node, rewriter) or _implements_cuda(node, rewriter)
     if held is not None:
         return FixPlan.held(f"not rewritten: {held}", FIX_ID)
     arg = rewriter.parent(node)
@@ -101,6 +101,16 @@ def _not_a_choice(node: cst.CSTNode, rewriter: Rewriter) -> str | None:
     if isinstance(call, cst.Call) and parent.keyword is not None and parent.keyword.value == "default" \
             and any(a.keyword is not None and a.keyword.value == "choices" for a in call.args):
         return "the option's `choices=` list the devices a user may pick: the default must stay one of them"
+    return None
+
+
+def _implements_cuda(node: cst.CSTNode, rewriter: Rewriter) -> str | None:
+    """Inside `def cuda(...)`: the code implements CUDA placement (`Int8Params.cuda`), so "cuda" is its meaning."""
+    current = rewriter.parent(node)
+    while current is not None:
+        if isinstance(current, cst.FunctionDef) and current.name.value == "cuda":
+            return "inside `def cuda()`: this code implements moving to CUDA, so \"cuda\" is what it means"
+        current = rewriter.parent(current)
     return None
 
 

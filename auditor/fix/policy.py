@@ -75,6 +75,7 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
     chosen: dict[int, tuple[Finding, bool]] = {}
     hold = set(catalogue.table("fixes").get("context", {}).get("hold_unsafe", ()))
     out = list(findings)
+    per_backend: list[str | None] = []  # the file's per-backend dispatch, looked for once, by a device rewrite
     for index, finding in enumerate(out):
         plan = planned.get(id(finding))
         if plan is None or not plan.fixes:
@@ -88,6 +89,9 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
         elif plan.device_contexts and fix.applicability != "display" and _in_context(finding, plan.device_contexts):
             fix = _demote(fix, f"left as it is in a {finding.context} context: the device there is CUDA on purpose"
                                + (" (`--fix-tests` rewrites test code)" if "test" in finding.context.split("+") else ""))
+        elif plan.device_contexts and fix.applicability != "display" and _dispatch_once(per_backend, text, catalogue):
+            fix = _demote(fix, f"left as it is: this file already chooses per backend (`{per_backend[0]}`); its "
+                               f"\"cuda\" is the CUDA branch's, which the project's device would send elsewhere")
         out[index] = replace(finding, fix=fix)
         chosen[index] = (out[index], gated)
     gated_indexes = [i for i, (f, gated) in chosen.items() if gated and f.fix.applicability != "display"]
@@ -108,6 +112,12 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
             for index in gated_indexes:
                 out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
     return out
+
+
+def _dispatch_once(found: list[str | None], text: str, catalogue: Catalogue) -> bool:
+    if not found:
+        found.append(_dispatches(text, catalogue))
+    return found[0] is not None
 
 
 def _in_context(finding: Finding, names: set[str]) -> bool:
