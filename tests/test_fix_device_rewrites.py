@@ -211,6 +211,7 @@ def test_the_safe_run_alone_rewrites_the_ties_and_holds_the_gated_swaps(tmp_path
     assert sum(run.files[0].applied.values()) + sum(run.files[1].applied.values()) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(find_spec("torch") is None, reason="needs the CPU torch of the test extra")
 def test_the_fixed_training_repository_runs_on_cpu_torch_where_the_original_raised(tmp_path):
     training_repo(tmp_path)
