@@ -44,8 +44,10 @@ def fixed(tmp_path, code: str, unsafe: bool = False, name: str = "train.py", **s
     ('d = torch.device("cuda")', "d = get_device()", IMPORT),
     ('d = torch.device("cuda:1")', "d = device_at(1)", AT),
     ('d = torch.device("cuda", rank)', "d = device_at(rank)", AT),
-    ('d = torch.device(f"cuda:{local_rank}")', "d = device_at(local_rank)", AT),
-    ('d = torch.device("cuda:%d" % rank)', "d = device_at(rank)", AT),
+    # built from a value that may be a string (os.environ["LOCAL_RANK"]): the index goes through int()
+    ('d = torch.device(f"cuda:{local_rank}")', "d = device_at(int(local_rank))", AT),
+    ('d = torch.device("cuda:%d" % rank)', "d = device_at(int(rank))", AT),
+    ('d = torch.device("cuda:" + str(os.environ["LOCAL_RANK"]))', 'd = device_at(int(os.environ["LOCAL_RANK"]))', AT),
     ('m = m.to("cuda")', "m = m.to(get_device())", IMPORT),
     ('x = x.to("cuda:0", non_blocking=True)', "x = x.to(device_at(0), non_blocking=True)", AT),
     ('x = torch.zeros(3, device="cuda")', "x = torch.zeros(3, device=get_device())", IMPORT),
@@ -55,6 +57,7 @@ def fixed(tmp_path, code: str, unsafe: bool = False, name: str = "train.py", **s
      IMPORT),
     ('device = "cuda"', "device = get_device().type", IMPORT),
     ('device = "cuda:0"', "device = str(device_at(0))", AT),
+    ('device = f"cuda:{rank}"', "device = str(device_at(int(rank)))", AT),
     ('run(model, device="cuda")', "run(model, device=get_device().type)", IMPORT),
 ])
 def test_each_device_value_becomes_the_project_device(tmp_path, line, rewritten, imports):
@@ -76,6 +79,38 @@ def test_what_does_not_choose_a_device_is_left_with_a_reason(tmp_path, code):
     result = scan([str(tmp_path)], Settings(cache=False, torch_version="2.13"))
     assert not (tmp_path / "device_choice.py").exists()
     assert result.findings  # still reported
+
+
+def test_a_parameter_default_is_rewritten_only_with_unsafe_fixes(tmp_path):
+    """Evaluated when the module is imported: the rewrite would probe the device at import time (so
+    would a class attribute, or a package module's top level; a script's top level is the program)."""
+    code = ("import torch\n\ndef load(path, device=torch.device('cuda')):\n    return path\n\n"
+            "def run(m, device='cuda'):\n    return m.to(device)\n")
+    assert fixed(tmp_path / "a", code) == code
+    after = fixed(tmp_path / "b", code, unsafe=True)
+    assert "def load(path, device=get_device()):" in after and "def run(m, device=get_device().type):" in after
+    top = "import torch\nDEVICE = torch.device('cuda')\n"
+    (tmp_path / "c" / "pkg").mkdir(parents=True)
+    (tmp_path / "c" / "pkg" / "__init__.py").write_text("")
+    assert fixed(tmp_path / "c", top, name="pkg/consts.py") == top  # a package module's top level
+    assert fixed(tmp_path / "d", top) == "from device_choice import get_device\nDEVICE = get_device()\n"  # a script
+
+
+def test_a_file_that_already_chooses_per_backend_and_a_cuda_method_keep_their_cuda(tmp_path):
+    """bitsandbytes' Int8Params: `def cuda(...)` beside `def xpu(...)`, each sending to its own device."""
+    layered = ('import torch\n\nclass P(torch.nn.Parameter):\n    def cuda(self, device=None):\n'
+               '        return self.to(device="cuda" if device is None else device)\n\n'
+               '    def xpu(self, device=None):\n        return self.to(device="xpu" if device is None else device)\n')
+    assert fixed(tmp_path / "a", layered, unsafe=True) == layered
+    method = ('import torch\n\nclass P(torch.nn.Parameter):\n    def cuda(self, device=None):\n'
+              '        return self.to(device="cuda" if device is None else device)\n')
+    assert fixed(tmp_path / "b", method, unsafe=True) == method
+
+
+def test_a_class_with_its_own_to_gets_the_device_string(tmp_path):
+    after = fixed(tmp_path, 'import torch\n\nclass Batch:\n    def to(self, device):\n        return device.upper()\n\n'
+                            'b = Batch().to("cuda")\n')
+    assert 'b = Batch().to(get_device().type)' in after  # "cuda" on NVIDIA, a string as before
 
 
 def test_cuda_with_an_index_keeps_the_index_and_a_device_object_argument_is_held(tmp_path):
@@ -176,6 +211,7 @@ def test_the_safe_run_alone_rewrites_the_ties_and_holds_the_gated_swaps(tmp_path
     assert sum(run.files[0].applied.values()) + sum(run.files[1].applied.values()) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(find_spec("torch") is None, reason="needs the CPU torch of the test extra")
 def test_the_fixed_training_repository_runs_on_cpu_torch_where_the_original_raised(tmp_path):
     training_repo(tmp_path)
@@ -194,3 +230,13 @@ def test_the_fixed_training_repository_runs_on_cpu_torch_where_the_original_rais
     reference = run(CPU_REFERENCE)
     assert done.returncode == 0, done.stderr[-2000:]
     assert abs(float(done.stdout.split()[-1]) - float(reference.stdout.split()[-1])) <= 1e-6  # same ops, same order
+
+
+def test_a_tie_guarded_by_a_device_check_does_not_hold_the_swaps_one_guarded_by_availability_does(tmp_path):
+    """No swap touches `'cuda' in device`, so the CUDA branch behind it keeps running only on CUDA; a
+    `torch.cuda.is_available()` guard is the very check a gated swap turns into an accelerator check."""
+    device_guard = ("import torch\ndevice = 'cpu'\ndevice_type = 'cuda' if 'cuda' in device else 'cpu'\n"
+                    "torch.cuda.synchronize()\n")
+    assert "torch.accelerator.synchronize()" in fixed(tmp_path / "a", device_guard, unsafe=True)
+    availability = "import torch\nif torch.cuda.is_available():\n    m = m.cuda()\ntorch.cuda.synchronize()\n"
+    assert "torch.cuda.synchronize()" in fixed(tmp_path / "b", availability, unsafe=True)

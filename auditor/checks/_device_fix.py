@@ -8,12 +8,16 @@ Each rewrite keeps the value the program had on an NVIDIA machine:
 - anywhere else (a variable, a default, a dict entry, `device_map=`, a parameter of the project's
   own function): the same string, `get_device().type` ("cuda") or `str(device_at(i))` ("cuda:i"),
   since other code may compare it with strings (`torch.device("cuda") == "cuda"` is False).
+Code evaluated when a package module is imported (a parameter default, a class attribute, a
+package module's top level) is rewritten as unsafe: the device would then be probed at import.
 Left as they are, with the reason: comparisons (they state a requirement or ask which device, they
 do not choose one: pattern 11), `choices=` lists and the default they constrain, dict entries (a
 `device_map` dict places parts of a model), pinned-memory devices, and device strings built in
 other ways."""
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -31,7 +35,9 @@ def device_fix(node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
     if index is _MISSING:
         return FixPlan.held("not rewritten: the device string is built in a way the rewrite does not read "
                             "(write it as \"cuda:N\" or f\"cuda:{i}\")", FIX_ID)
-    held = _not_a_choice(node, rewriter)
+    if isinstance(index, str) and not index.isdigit() and not index.startswith("int("):
+        index = f"int({index})"  # f"cuda:{rank}" also takes a string rank (os.environ["LOCAL_RANK"]); an index does not
+    held = _not_a_choice(node, rewriter) or _implements_cuda(node, rewriter)
     if held is not None:
         return FixPlan.held(f"not rewritten: {held}", FIX_ID)
     arg = rewriter.parent(node)
@@ -98,6 +104,16 @@ def _not_a_choice(node: cst.CSTNode, rewriter: Rewriter) -> str | None:
     return None
 
 
+def _implements_cuda(node: cst.CSTNode, rewriter: Rewriter) -> str | None:
+    """Inside `def cuda(...)`: the code implements CUDA placement (`Int8Params.cuda`), so "cuda" is its meaning."""
+    current = rewriter.parent(node)
+    while current is not None:
+        if isinstance(current, cst.FunctionDef) and current.name.value == "cuda":
+            return "inside `def cuda()`: this code implements moving to CUDA, so \"cuda\" is what it means"
+        current = rewriter.parent(current)
+    return None
+
+
 def _device_call(call: cst.Call, arg: cst.Arg, index: str | None, rewriter: Rewriter) -> FixPlan | None:
     """`torch.device("cuda")` -> `get_device()`, `torch.device("cuda:1")` / `torch.device("cuda", i)` ->
     `device_at(...)`: the whole call, which already is a device object."""
@@ -120,7 +136,7 @@ def _takes_device_object(call: cst.Call, arg: cst.Arg, rewriter: Rewriter) -> bo
     qualified = rewriter.ctx.qualify(func) or ""
     if arg.keyword is None:
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args[0] is arg:
-            return True
+            return not _own_to(rewriter)  # a class of this file with its own `to()` may want the string
         if qualified in table.get("type_functions", ()):
             return False  # init_device_mesh("cuda", ...) takes a device type: the string form
         position = table.get("device_functions", {}).get(qualified)
@@ -129,11 +145,39 @@ def _takes_device_object(call: cst.Call, arg: cst.Arg, rewriter: Rewriter) -> bo
     return arg.keyword.value in _OBJECT_KEYWORDS and qualified.startswith("torch.")
 
 
+def _at_import(node: cst.CSTNode, rewriter: Rewriter) -> bool:
+    """Evaluated when a module of a package is imported: a parameter default or a class attribute
+    anywhere, module-level code in a package module (a script's top level is the program itself)."""
+    current, parent = node, rewriter.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.FunctionDef):
+            return isinstance(current, (cst.Parameters, cst.Decorator)) or current is parent.returns
+        if isinstance(parent, cst.ClassDef):
+            return True
+        current, parent = parent, rewriter.parent(parent)
+    facts = rewriter.ctx.facts
+    return bool(facts is not None and facts.package)
+
+
+_OWN_TO = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+to[ \t]*\(", re.MULTILINE)
+
+
+def _own_to(rewriter: Rewriter) -> bool:
+    state = rewriter.ctx.state
+    if "LK101:own-to" not in state:
+        state["LK101:own-to"] = _OWN_TO.search(rewriter.ctx.text) is not None
+    return state["LK101:own-to"]
+
+
 def _plan(node: cst.CSTNode, found: tuple[str, list] | None, rewriter: Rewriter) -> FixPlan | None:
     if found is None:
         reason = rewriter.device_unavailable()
         return FixPlan.held(f"not rewritten: {reason}", FIX_ID) if reason else FixPlan.held(
             "not rewritten: the project's device cannot be imported here (a name it needs is taken)", FIX_ID)
     text, imports = found
-    return FixPlan.to_device(rewriter.device_applicability(), f"Replace with `{text}` (the project's device)",
-                             [rewriter.replace(node, text), *imports], FIX_ID)
+    applicability = rewriter.device_applicability()
+    message = f"Replace with `{text}` (the project's device)"
+    if _at_import(node, rewriter):
+        applicability = "unsafe"  # the same device on NVIDIA, but probed when the module is imported
+        message += "; evaluated when the module is imported, it probes the device then"
+    return FixPlan.to_device(applicability, message, [rewriter.replace(node, text), *imports], FIX_ID)

@@ -69,6 +69,8 @@ class CudaMethodCall(Rule):
                       "def place(m):\n    from device_choice import get_device\n    return m.to(get_device())\n"),
         # Left alone: a storage's `.cuda()`; any `.cuda()` in a file whose class defines its own `cuda()`.
         Invalid("import torch\ns = t.untyped_storage().cuda()\n", line=2, fixed=UNCHANGED),
+        Invalid("import torch\nsd = torch.load(p, map_location=lambda storage, loc: storage.cuda())\n", line=2,
+                fixed=UNCHANGED),
         Invalid("import torch\n\nclass Batch:\n    def cuda(self):\n        self.x = self.x.cuda()\n        return self\n\n"
                 "b = Batch().cuda()\n", line=8, fixed=UNCHANGED),
         # `torch` imported only for type checkers, or lazily: the device module is imported where it is used.
@@ -117,6 +119,8 @@ class CudaMethodCall(Rule):
 def _through_owner(report: Reported, call: cst.Call, rewriter: Rewriter) -> FixPlan | None:
     """`.cuda()` -> `.to(get_device())`, `.cuda(i)` / `.cuda(device=i)` -> `.to(device_at(i))` with `i` an
     index by its looks; None when the project's device owner is not known here (a plain scan)."""
+    if not rewriter.device_known():
+        return None
     index = next((a for a in call.args if a.keyword is None or a.keyword.value == "device"), None)
     if any(a.star or (a.keyword is not None and a.keyword.value not in (*_KEPT_KEYWORDS, "device")) for a in call.args) \
             or sum(1 for a in call.args if a.keyword is None or a.keyword.value == "device") > 1:
@@ -126,7 +130,7 @@ def _through_owner(report: Reported, call: cst.Call, rewriter: Rewriter) -> FixP
     found = rewriter.device_expr(rewriter.code(index.value) if index is not None else None, at=call)
     if found is None:
         reason = rewriter.device_unavailable()
-        return FixPlan.held(f"not rewritten: {reason}", "F40") if reason and rewriter.device_known() else None
+        return FixPlan.held(f"not rewritten: {reason}", "F40") if reason else None
     text, imports = found
     kept = [a for a in call.args if a is not index]
     args = ", ".join([text, *(rewriter.code(a.value) if a.keyword is None else
@@ -149,6 +153,10 @@ def _not_tensor_cuda(call: cst.Call, rewriter: Rewriter) -> str | None:
         methods = rewriter.ctx.catalogue.table("device").get("not_tensor_methods", ())
         if receiver.func.attr.value in methods:
             return f"`.{receiver.func.attr.value}()` returns a storage, whose `.cuda()` has no `.to(device)` equivalent"
+    named = receiver.attr.value if isinstance(receiver, cst.Attribute) else receiver.value \
+        if isinstance(receiver, cst.Name) else ""
+    if "storage" in named.lower():  # map_location=lambda storage, loc: storage.cuda()
+        return f"`{named}` looks like a storage, whose `.to()` takes the device only as a keyword"
     state = rewriter.ctx.state
     if "LK102:own-cuda" not in state:
         state["LK102:own-cuda"] = _OWN_CUDA.search(rewriter.ctx.text) is not None

@@ -12,6 +12,8 @@ model), and what applies them.
   text edits (and the files a fix creates: `CreateFile` -> `model.NewFile`).
 - `policy.py`: which fixes stay suggestions: a floor older than the fix needs, the CUDA-clean gate
   (catalogue 5.5), the finding's context.
+- `clean.py`: per file, what a fix run made CUDA-clean and what still keeps a file from being so
+  (stderr after the fix line, the JSON report's `fixes`).
 - `swaps.py`: the catalogue-driven API swaps (`rules/fixes.toml`), the fix of every ApiRule.
 - `edits.py`: text edits to offsets, conflicts between fixes, applying them.
 - `imports.py`: imports a round of fixes left unused.

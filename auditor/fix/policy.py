@@ -12,7 +12,12 @@ Decided per file, when its findings are placed (so the cache keeps the answer):
    `.to(current_accelerator())`, NCCL -> the device's backend) is applied only when, after every
    fix, no finding would remain in the file whose rule raises on a target `torch.accelerator`
    would now select (role `chosen-by-torch-accelerator` in rules/targets.toml). Otherwise a program that ran on the CPU there would start on the
-   accelerator and crash at the CUDA-only call. The reason names the findings that block.
+   accelerator and crash at the CUDA-only call. The reason names the findings that block. The
+   rewrites of the raising ties to the project's device (auditor/fix/device_owner.py) are fixes like
+   any other: a file whose ties they all rewrite is CUDA-clean, and its gated swaps apply in the
+   same run;
+4. a rewrite to the project's device stays a suggestion in the contexts `[context] hold_device`
+   names (and in test code unless --fix-tests).
 
 Findings of rules left out by --select/--ignore still block (they run hidden; see `gate_rules`).
 """
@@ -70,6 +75,7 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
     chosen: dict[int, tuple[Finding, bool]] = {}
     hold = set(catalogue.table("fixes").get("context", {}).get("hold_unsafe", ()))
     out = list(findings)
+    per_backend: list[str | None] = []  # the file's per-backend dispatch, looked for once, by a device rewrite
     for index, finding in enumerate(out):
         plan = planned.get(id(finding))
         if plan is None or not plan.fixes:
@@ -83,6 +89,9 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
         elif plan.device_contexts and fix.applicability != "display" and _in_context(finding, plan.device_contexts):
             fix = _demote(fix, f"left as it is in a {finding.context} context: the device there is CUDA on purpose"
                                + (" (`--fix-tests` rewrites test code)" if "test" in finding.context.split("+") else ""))
+        elif plan.device_contexts and fix.applicability != "display" and _dispatch_once(per_backend, text, catalogue):
+            fix = _demote(fix, f"left as it is: this file already chooses per backend (`{per_backend[0]}`); its "
+                               f"\"cuda\" is the CUDA branch's, which the project's device would send elsewhere")
         out[index] = replace(finding, fix=fix)
         chosen[index] = (out[index], gated)
     gated_indexes = [i for i, (f, gated) in chosen.items() if gated and f.fix.applicability != "display"]
@@ -103,6 +112,12 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
             for index in gated_indexes:
                 out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
     return out
+
+
+def _dispatch_once(found: list[str | None], text: str, catalogue: Catalogue) -> bool:
+    if not found:
+        found.append(_dispatches(text, catalogue))
+    return found[0] is not None
 
 
 def _in_context(finding: Finding, names: set[str]) -> bool:
@@ -159,6 +174,7 @@ class _GateView:
         self.lines = split_lines(text) if self.harmless else []  # the lines findings count (auditor.read.text)
         self.quiet_contexts = set(table.get("not_blocking_contexts", ()))
         self.guard_contexts = set(table.get("guard_contexts", ()))
+        self.swapped_kinds = set(table.get("swapped_guard_kinds", ()))
         self.targets = with_role(GATE_ROLE)
         self.import_ok = set(table.get("import_not_blocking", ()))
 
@@ -170,8 +186,10 @@ class _GateView:
         if rule is None:
             return False
         # The finding's own effects (a device string in `autocast("cuda")` only turns AMP off), except
-        # where they come from a guard: a CUDA check the gated fixes turn into an accelerator check.
-        effects = rule.effects() if _in_context(finding, self.guard_contexts) else finding.targets
+        # where they come from a guard a gated fix can change: a CUDA availability check it turns into an
+        # accelerator check.
+        swappable = finding.guard is None or not self.swapped_kinds.isdisjoint(finding.guard.split("+"))
+        effects = rule.effects() if _in_context(finding, self.guard_contexts) and swappable else finding.targets
         if not any(effects.get(target) == "raises" for target in self.targets):
             return False
         lines = self.lines
