@@ -87,7 +87,7 @@ def test_the_gate_is_judged_again_after_the_safe_fixes(cli, tmp_path, monkeypatc
     fixed = (tmp_path / "train.py").read_text(encoding="utf-8")
     assert "device=get_device()" in fixed and "torch.accelerator.synchronize()" in fixed
     assert "audit: created device_choice.py: the one place the device is chosen; set " in err
-    assert "audit: train.py: CUDA-clean now (LK101 x1, LK204 x1, LK209 x1)" in err
+    assert "audit: train.py: CUDA-clean now (LK101 x1, LK106 x1, LK204 x1, LK209 x1)" in err  # LK106: F43
     (tmp_path / "train.py").write_text(TRAIN.replace("return model(x)", 'assert x.device.type == "cuda"')
                                        + SYNC.replace("import torch\n", ""), encoding="utf-8")
     code, out, err = cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
