@@ -109,3 +109,10 @@ def test_one_fix_run_reaches_the_device_type_from_an_implicit_scaler(tmp_path):
     first, _ = fixed(tmp_path, source)
     second, _ = fixed(tmp_path, first)
     assert first == second, (first, second)  # a second run changes nothing
+
+
+def test_a_default_fix_does_not_switch_the_backend_while_set_device_stays(tmp_path):
+    # the gate counts the unsafe set_device swap as done; a default --fix does not apply it
+    source = "import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(0)\ndist.init_process_group('nccl')\n"
+    text, _ = fixed(tmp_path, source, unsafe=False)
+    assert text == source

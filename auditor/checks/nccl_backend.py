@@ -176,10 +176,11 @@ class NcclBackend(ValueFlowRule):
     def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         return _nccl_literals(value)
 
-    FIXES = (FixSpec("F25", "safe", '`init_process_group("nccl", ...)` / `backend="nccl"` -> `backend=dist.'
+    FIXES = (FixSpec("F25", "unsafe", '`init_process_group("nccl", ...)` / `backend="nccl"` -> `backend=dist.'
                      "get_default_backend_for_device(get_device())`: the backend for the project's one device "
                      "(nccl on CUDA/ROCm, so the same on NVIDIA; xccl on XPU, gloo on CPU and MPS, a PrivateUse1 "
-                     "backend's own); only in a CUDA-clean file; unsafe through a helper of the project's own",
+                     "backend's own); only in a CUDA-clean file, and unsafe like the swaps that make it one "
+                     "(set_device, device_count): a default --fix would otherwise switch the backend alone",
                      "2.8", gated=True, device_owner=True),
              FixSpec("F25", "unsafe", "without a device owner (a plain scan): `backend=dist.get_default_backend_for_"
                      'device(torch.accelerator.current_accelerator() or "cpu")`', "2.8", gated=True))
@@ -204,7 +205,8 @@ class NcclBackend(ValueFlowRule):
                 reason = rewriter.device_unavailable()
                 return FixPlan.held(f"not rewritten: {reason}", "F25") if reason else None
             text = f"{chooser[0]}({found[0]})"
-            return FixPlan(rewriter.device_applicability(), f"Replace with `{text}` (the backend for the project's device)",
+            # unsafe even through our own module: the gate judges the file as if the unsafe swaps applied
+            return FixPlan("unsafe", f"Replace with `{text}` (the backend for the project's device)",
                            [rewriter.replace(report.node, text), *_merged(chooser[1], found[1])], "2.8", gated=True,
                            fix_id="F25", device=True)
         device = rewriter.name_for("torch.accelerator.current_accelerator")
