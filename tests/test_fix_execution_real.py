@@ -66,8 +66,8 @@ TORCHRUN_CPU = [  # the tutorial's script as one would write it for the CPU
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="`model.to(self.gpu_id)` (an int is a CUDA index) and `device_ids=[gpu_id]` "
-                   "are ties no rule reports yet, so the file never becomes CUDA-clean and the gated fixes "
-                   "(set_device, nccl) stay held: the fixed script still stops on the CPU")
+                   "are ties no rule reports yet: set_device, nccl and map_location are rewritten and the file "
+                   "is reported CUDA-clean, yet the fixed script still stops on the CPU at `model.to(self.gpu_id)`")
 def test_pytorch_examples_ddp_torchrun_runs_on_two_cpu_ranks_once_fixed(tmp_path):
     original = copy_script("ddp-torchrun", tmp_path / "original")
     report = run_program(original / "multigpu_torchrun.py", 2, ("2", "1"), seed=0)
