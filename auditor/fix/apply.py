@@ -165,6 +165,7 @@ def _device_owner(result: ScanResult, runtime: Runtime, root: str) -> DeviceOwne
     """The project's device owner for this run (auditor/fix/device_owner.py), with --fix-tests."""
     from dataclasses import replace
 
+    # the owner (it reads the project's Python files) only when a device rule has a finding
     from auditor.fix.device_owner import find_device_owner
     from auditor.fix.floor import TorchFloor
 
