@@ -139,7 +139,9 @@ FOUND = DeviceOwner("pkg.util", "get_device", "pkg/util.py", False, None, return
 
 
 def rewriter(text: str, owner: DeviceOwner | None, where: str = "pkg/train.py", test: bool = False,
-             package: str = "") -> Rewriter:
+             package: str | None = None) -> Rewriter:
+    if package is None:  # pkg/ is a package (its __init__.py chain)
+        package = os.path.dirname(where).replace("/", ".") if where.startswith("pkg/") else ""
     module = parse_module(text)
     ctx = PythonContext(where, text, load_catalogue(), module,
                         FileFacts(test=test, package=package, device_owner=owner, root_path=where))
@@ -166,6 +168,16 @@ def test_device_expr_reuses_an_import_and_builds_the_index_form_without_an_index
     assert text == "th.device(th.device(get_device()).type, 1)" and edits == []
     assert r.device_applicability() == "unsafe"  # a helper of the project's own: its answer on NVIDIA is its own
     assert rewriter("import torch\n", CREATED).device_applicability() == "safe"
+
+
+def test_outside_the_package_only_a_file_that_imports_it_reaches_the_device_module():
+    """xformers' third_party/cutlass examples are standalone: they never import xformers."""
+    vendored = rewriter("import torch\n", CREATED, where="third_party/lib/example.py")
+    assert vendored.device_expr() is None and "outside the package `pkg`" in vendored.device_unavailable()
+    example = rewriter("import torch\nimport pkg\n", CREATED, where="examples/run.py")
+    assert example.device_expr()[0] == "get_device()"
+    assert rewriter("import torch\n", CREATED, where="train.py").device_expr() is not None  # beside pkg/
+    assert rewriter("import torch\n", CREATED, where="pkg/sub/mod.py", package="pkg.sub").device_expr() is not None
 
 
 def test_device_expr_gives_nothing_where_it_cannot_be_written_and_says_why():

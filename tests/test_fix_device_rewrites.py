@@ -238,5 +238,8 @@ def test_a_tie_guarded_by_a_device_check_does_not_hold_the_swaps_one_guarded_by_
     device_guard = ("import torch\ndevice = 'cpu'\ndevice_type = 'cuda' if 'cuda' in device else 'cpu'\n"
                     "torch.cuda.synchronize()\n")
     assert "torch.accelerator.synchronize()" in fixed(tmp_path / "a", device_guard, unsafe=True)
-    availability = "import torch\nif torch.cuda.is_available():\n    m = m.cuda()\ntorch.cuda.synchronize()\n"
-    assert "torch.cuda.synchronize()" in fixed(tmp_path / "b", availability, unsafe=True)
+    availability = ("import torch\nx = torch.ones(1).cuda()\nif torch.cuda.is_available():\n    m = m.cuda()\n"
+                    "torch.cuda.synchronize()\n")
+    after = fixed(tmp_path / "b", availability, unsafe=True)
+    assert "x = torch.ones(1).to(get_device())" in after and "torch.cuda.synchronize()" in after
+    assert "    m = m.cuda()" in after  # the guarded branch stays CUDA's, and holds the swaps back

@@ -129,8 +129,7 @@ class FixRun:
 
 def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, runtime: Runtime | None = None) -> FixRun:
     """Fix every file of `result` that has an applicable fix; write them when `write`."""
-    device_rules = {rule.code for rule in result.rules if rule.uses_device_owner()}
-    device_paths = {f.path for f in result.findings if f.rule in device_rules}
+    device_paths, device_ties = _device_candidates(result)
     wanted = sorted({f.path for f in result.findings if fixable(f, unsafe)} | device_paths)
     run = FixRun()
     if not wanted:
@@ -139,7 +138,7 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
     if runtime is None:
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
                           root=root)
-    if device_paths:
+    if device_ties:  # known for every file the run checks, so that a second run judges as the first did
         run.device_owner = runtime.device_owner = _device_owner(result, runtime, root)
     creator = _Creator(run, root, result.root, write)
     sources = {source.display: source for source in result.files}
@@ -161,10 +160,26 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
     return run
 
 
+def _device_candidates(result: ScanResult) -> tuple[set[str], bool]:
+    """(the files the device rewrites may change, whether any finding has such a fix at all). A
+    candidate has a finding of a rule with a device rewrite outside the contexts where they stay
+    suggestions (rules/fixes.toml `[context] hold_device`, test code without --fix-tests): only
+    these are checked again for them, a check per file being most of a fix run."""
+    rules = {rule.code for rule in result.rules if rule.uses_device_owner()}
+    ties = [f for f in result.findings if f.rule in rules]
+    if not ties:
+        return set(), False
+    held = set(catalogue_for(result.settings).table("fixes").get("context", {}).get("hold_device", ()))
+    if not getattr(result.settings, "fix_tests", False):
+        held.add("test")
+    return {f.path for f in ties if not (f.context and not held.isdisjoint(f.context.split("+")))}, True
+
+
 def _device_owner(result: ScanResult, runtime: Runtime, root: str) -> DeviceOwner | None:
     """The project's device owner for this run (auditor/fix/device_owner.py), with --fix-tests."""
     from dataclasses import replace
 
+    # the owner (it reads the project's Python files) only when a device rule has a finding
     from auditor.fix.device_owner import find_device_owner
     from auditor.fix.floor import TorchFloor
 

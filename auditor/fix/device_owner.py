@@ -31,8 +31,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from auditor.fix.floor import version_tuple
+from auditor.read import toml_guard
 from auditor.read.text import SourceError, decode_python
+from auditor.sandbox.deep import run_deep
+from auditor.sandbox.parse_guard import guard_python
 from auditor.sandbox.safe_files import TreeFile, WriteRefused
+from auditor.targets import catalogue_dir
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -92,8 +97,6 @@ def find_device_owner(root: str, files: Iterable[str], floor: TorchFloor, catalo
                       max_bytes: int = MAX_OWNER_FILE_BYTES) -> DeviceOwner | None:
     """The project's device owner. `files` are the absolute paths of the scanned Python files
     (under `root`). None when no module can be created (both names taken)."""
-    from auditor.sandbox.deep import run_deep
-
     return run_deep(_find, root, sorted(files), floor, catalogue, max_bytes)
 
 
@@ -151,8 +154,6 @@ def _may_own(text: str, table: dict) -> bool:
 
 def _parse(text: str) -> ast.Module | None:
     """CPython's parse, only of text the parse guard vouches for (never executed)."""
-    from auditor.sandbox.parse_guard import guard_python
-
     try:
         if guard_python(text):
             return None  # the guard wants it parsed in isolation: not worth it for this question
@@ -319,8 +320,6 @@ def project_name(root: str) -> str:
 
 
 def _declared_name(root: str) -> str | None:
-    from auditor.read import toml_guard
-
     text = _read_small(root, "pyproject.toml")
     if text:
         try:
@@ -353,17 +352,10 @@ def module_text(table: dict, floor: TorchFloor, env: str, function: str, index: 
     """The created module: the catalogue's template, with the choice the project's torch floor has."""
     from string import Template
 
-    from auditor.targets import catalogue_dir
 
     template = (catalogue_dir() / "templates" / table.get("template", "device_choice.py.tmpl")).read_text("utf-8")
     forms = table.get("choice", {})
-    since = max((v for v in forms if floor.allows(v)), key=_version, default=None)
+    since = max((v for v in forms if floor.allows(v)), key=version_tuple, default=None)
     choice = forms.get(since, "") if since is not None else ""
     return Template(template).substitute(marker=table.get("marker", ""), env=env, function=function,
                                          index_function=index, choice=choice.strip("\n"))
-
-
-def _version(text: str) -> tuple[int, ...]:
-    from auditor.fix.floor import version_tuple
-
-    return version_tuple(text)

@@ -300,6 +300,10 @@ class Rewriter:
         if owner.script and os.path.dirname(here) != owner.folder and not _in_package_beside(here, facts, owner):
             return (f"the device module {owner.path} is a script-level module, importable only from files beside it "
                     f"and from the packages there (this one is in another folder)")
+        beside = os.path.dirname(here) == os.path.dirname(owner.folder)  # a script next to the package's folder
+        if not owner.script and not beside and not self._reaches_package(owner.module.split(".", 1)[0]):
+            return (f"this file is outside the package `{owner.module.split('.', 1)[0]}` and does not import it "
+                    f"(vendored or standalone code): the device module {owner.path} may not be importable here")
         return None
 
     def device_known(self) -> bool:
@@ -312,6 +316,15 @@ class Rewriter:
         the project's own it is `unsafe`: its answer on NVIDIA is its own."""
         owner = self._device_owner()
         return "safe" if owner is not None and owner.ours else "unsafe"
+
+    def _reaches_package(self, top: str) -> bool:
+        """The file is in the package `top`, or imports it (an example of the library, a test of it).
+        (A script beside the package's folder reaches it too: see device_unavailable.)"""
+        facts = self.ctx.facts
+        if facts is not None and facts.package.split(".", 1)[0] == top:
+            return True
+        return any(t == top or t.startswith(top + ".")
+                   for targets in self.ctx.resolver.import_targets.values() for t in targets)
 
     def _device_owner(self) -> DeviceOwner | None:
         facts = self.ctx.facts

@@ -86,6 +86,7 @@ def run_plan(request: PlanRequest) -> str:
 
 def _device_owner(result):
     """The project's device owner, as `audit --fix` finds it (or the module it would create)."""
+    # the fixer's modules only when a plan is built (the plan command's other paths do without them)
     from auditor.fix.device_owner import find_device_owner
     from auditor.fix.floor import TorchFloor
     from auditor.pipeline.runtime import catalogue_for
