@@ -72,6 +72,18 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class NewFile:
+    """A file a fix creates (the project's device module): `path` relative to the scanned root. It is
+    written only where nothing exists (never over a file), inside the scanned root."""
+
+    path: str
+    content: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "content": self.content}
+
+
+@dataclass(frozen=True)
 class Fix:
     """A rewrite carried by a finding: plain text edits, so it survives the process pool and the
     cache. `min_torch` is the PyTorch version the rewritten code needs. `reason` says why a fix
@@ -83,10 +95,14 @@ class Fix:
     edits: tuple[Edit, ...]
     min_torch: str | None = None
     reason: str | None = None
+    creates: tuple[NewFile, ...] = ()  # files the fix needs that do not exist yet (created with its edits)
 
     def to_dict(self) -> dict:
-        return {"applicability": self.applicability, "message": self.message, "min_torch": self.min_torch,
-                "reason": self.reason, "edits": [edit.to_dict() for edit in self.edits]}
+        out = {"applicability": self.applicability, "message": self.message, "min_torch": self.min_torch,
+               "reason": self.reason, "edits": [edit.to_dict() for edit in self.edits]}
+        if self.creates:
+            out["creates"] = [new.to_dict() for new in self.creates]
+        return out
 
 
 @dataclass(frozen=True)

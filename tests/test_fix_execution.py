@@ -1,17 +1,16 @@
 """Fixed programs run where the originals raised (issue 19, "execution, not only compilation").
 
-Each program is run with the CPU-only PyTorch of the test extra: the original raises at its CUDA
-tie, `--fix --unsafe-fixes` rewrites it, and the fixed program runs to the end and prints what a
-hand-written CPU version prints (within the stated tolerance). A test's programs run in one
-child process (torch is imported once), so the few tests here stay fast."""
+Each program (tests/execution_programs.py: the shapes real repositories have) is run with the
+CPU-only PyTorch of the test extra: the original stops at its CUDA tie (the exception and the
+line are asserted), `audit --fix` (`--unsafe-fixes` where the program says so) rewrites it, and
+the fixed program runs to the end and reports what a hand-written CPU version reports, within
+the program's stated tolerance. Each program costs a few interpreter start-ups with torch: slow."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
+from execution_programs import INFERENCE_WEIGHTS, PROGRAMS, REQUIREMENTS, Program, notebook
+from execution_runner import run_program
 
 from auditor.config.settings import Settings
 from auditor.fix.apply import fix_paths
@@ -19,9 +18,49 @@ from auditor.pipeline.scan import scan
 
 pytest.importorskip("torch")
 
-# A training step of the usual shape: seeds for every device, a model and a batch moved with
-# `.cuda()`, AMP's deprecated scaler, a synchronize before reading the loss.
-TRAINING = """\
+
+def write_project(folder, program: Program) -> None:
+    """The program in a project of its own (the floor in requirements.txt), with the files it reads."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "requirements.txt").write_text(REQUIREMENTS, encoding="utf-8")
+    source = notebook(program.source) if program.name.endswith(".ipynb") else program.source
+    (folder / program.name).write_text(source, encoding="utf-8")
+    (folder / "make_weights.py").write_text(INFERENCE_WEIGHTS, encoding="utf-8")
+    assert "error" not in run_program(folder / "make_weights.py")
+
+
+def fix(folder, unsafe: bool):
+    settings = Settings(cache=False, jobs=1)
+    return fix_paths(scan([str(folder)], settings), unsafe=unsafe, write=True, max_bytes=settings.max_bytes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_the_original_raises_at_its_tie_and_the_fixed_program_matches_a_cpu_reference(tmp_path, program):
+    write_project(tmp_path / "original", program)
+    write_project(tmp_path / "fixed", program)
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "reference.py").write_text(program.reference, encoding="utf-8")
+    (tmp_path / "reference" / "make_weights.py").write_text(INFERENCE_WEIGHTS, encoding="utf-8")
+    run_program(tmp_path / "reference" / "make_weights.py")
+
+    original = run_program(tmp_path / "original" / program.name, program.processes)
+    assert original.get("error", "").startswith(program.raises + ":"), original
+    assert (original.get("cell"), original.get("line")) == (program.cell, program.line), original
+
+    run = fix(tmp_path / "fixed", program.unsafe)
+    assert run.fixed_count > 0 and not [f.error for f in run.files if f.error], run.files
+    fixed_text = (tmp_path / "fixed" / program.name).read_text(encoding="utf-8")
+    after = run_program(tmp_path / "fixed" / program.name, program.processes)
+    reference = run_program(tmp_path / "reference" / "reference.py", program.processes)
+    assert "error" not in reference, reference
+    assert "error" not in after, (after, fixed_text)
+    assert after["result"] == pytest.approx(reference["result"], abs=program.tolerance), fixed_text
+    assert fix(tmp_path / "fixed", program.unsafe).fixed_count == 0  # a second run changes nothing
+
+
+# The classic shape with the deprecated AMP spelling and a seed for every CUDA device.
+TRAINING = Program("train.py", """\
 import torch
 from torch.cuda.amp import GradScaler
 
@@ -39,10 +78,7 @@ for _ in range(3):
     scaler.update()
 torch.cuda.synchronize()
 RESULT.append(loss.item())
-"""
-
-# The same computation written for the CPU by hand: the reference the fixed program must match.
-TRAINING_CPU = """\
+""", """\
 import torch
 
 torch.manual_seed(0)
@@ -55,46 +91,19 @@ for _ in range(3):
     loss.backward()
     opt.step()
 RESULT.append(loss.item())
-"""
-
-TOLERANCE = 1e-6  # the same float32 operations in the same order: equal up to rounding
-
-
-# Runs each program in turn in one child process (torch is imported once): prints one JSON line,
-# per program either {"result": <its RESULT value>} or {"error": "<exception type>: <message>"}.
-DRIVER = """\
-import json, runpy, sys, warnings
-warnings.simplefilter("ignore")
-for path in sys.argv[1:]:
-    printed = []
-    try:
-        runpy.run_path(path, init_globals={"RESULT": printed}, run_name="__main__")
-        print(json.dumps({"result": printed[-1]}))
-    except Exception as exc:
-        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
-"""
-
-
-def run_programs(tmp_path, *names: str) -> list[dict]:
-    (tmp_path / "driver.py").write_text(DRIVER, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(tmp_path / "driver.py"), *(str(tmp_path / n) for n in names)],
-                          capture_output=True, text=True, timeout=300, env={"PATH": "/usr/bin:/bin",
-                                                                            "CUDA_VISIBLE_DEVICES": ""})
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+""", "AssertionError", 6, unsafe=True, tolerance=1e-6)
 
 
 def test_a_training_step_raises_on_cpu_torch_and_runs_once_fixed(tmp_path):
-    (tmp_path / "original.py").write_text(TRAINING, encoding="utf-8")
-    (tmp_path / "train.py").write_text(TRAINING, encoding="utf-8")
-    (tmp_path / "reference.py").write_text(TRAINING_CPU, encoding="utf-8")
-    settings = Settings(cache=False, jobs=1, torch_version="2.13")
-    run = fix_paths(scan([str(tmp_path / "train.py")], settings), unsafe=True, write=True,
-                    max_bytes=settings.max_bytes)
+    """The quick one (not slow): one program, every deprecated CUDA spelling of it rewritten."""
+    write_project(tmp_path, TRAINING)
+    (tmp_path / "reference.py").write_text(TRAINING.reference, encoding="utf-8")
+    original = run_program(tmp_path / "train.py")
+    assert original.get("error", "").startswith("AssertionError: Torch not compiled with CUDA") and \
+        original["line"] == TRAINING.line, original
+    run = fix(tmp_path, unsafe=True)
     fixed = (tmp_path / "train.py").read_text(encoding="utf-8")
     assert run.fixed_count >= 4 and ".cuda()" not in fixed and "torch.cuda." not in fixed, fixed
-
-    original, after, reference = run_programs(tmp_path, "original.py", "train.py", "reference.py")
-    assert "not compiled with CUDA" in original.get("error", "")  # the original raises at `.cuda()`
+    after, reference = run_program(tmp_path / "train.py"), run_program(tmp_path / "reference.py")
     assert "error" not in after and "error" not in reference, (after, reference)
-    assert after["result"] == pytest.approx(reference["result"], abs=TOLERANCE)
+    assert after["result"] == pytest.approx(reference["result"], abs=TRAINING.tolerance)

@@ -20,7 +20,7 @@ TARGETS = target_names()  # every target of the registry (rules/targets.toml)
 
 CORE = "LK101,LK102,LK103,LK201"
 TOP_KEYS = {"tool", "format_version", "targets", "focus", "overall", "incomplete", "scores", "grades", "verdicts", "costs",
-            "summary", "run", "findings", "errors", "warnings", "root", "scan_root", "gate", "baseline",
+            "summary", "run", "findings", "errors", "warnings", "fixes", "root", "scan_root", "gate", "baseline",
             "changed_lines", "suppressed", "components"}
 GATE_KEYS = {"passed", "exit_code", "reasons", "checks"}
 BASELINE_KEYS = {"path", "new", "known", "stale", "known_errors", "scores", "moved"}  # moved: format 6
@@ -86,7 +86,7 @@ def test_top_level(repo, capsys):
     assert report["gate"] == {"passed": True, "exit_code": 0, "reasons": [], "checks": []}
     assert report["baseline"] is None and report["changed_lines"] is None and report["suppressed"] == []
     assert report["tool"] == {"name": TOOL_NAME, "version": __version__}
-    assert report["format_version"] == FORMAT_VERSION == 8
+    assert report["format_version"] == FORMAT_VERSION == 9
     assert report["targets"] == list(TARGETS) == PINNED_TARGETS
     assert report["focus"] is None  # format 6: no --target, every target
     assert report["overall"] == PINNED_OVERALL  # adding a target to the registry moves no `overall` gate
@@ -382,3 +382,32 @@ def test_overall_targets_must_name_targets(repo, capsys):
     code = main([str(repo), "--format", "json", "--no-cache"])
     err = capsys.readouterr().err
     assert code == 2 and "'overall-targets' names unknown target 'overall'" in err
+
+
+def test_fixes_is_null_without_fix_and_says_per_file_what_fix_made_cuda_clean(repo, capsys):
+    """Format 9: `fixes`, with --fix / --diff: the device module created, and per file whether it is
+    CUDA-clean now, with the fixes that made it so or the first blockers."""
+    assert report_of(repo, capsys)["fixes"] is None
+    (repo / "broken.py").unlink()
+    (repo / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (repo / "pyproject.toml").write_text('[project]\nname = "pkg"\n', encoding="utf-8")  # a package, not scripts
+    fixes = report_of(repo, capsys, "--fix", "--torch-version", "2.7")["fixes"]
+    assert (fixes["mode"], fixes["unsafe"], fixes["created"]) == ("fix", False, [{"path": "pkg/device_choice.py",
+                                                                                  "written": True}])
+    assert fixes["device_owner"] == {"module": "pkg.device_choice", "function": "get_device",
+                                     "path": "pkg/device_choice.py", "created": True, "kind": "function"}
+    files = {f["path"]: f for f in fixes["files"]}
+    assert files["pkg/a.py"] == {"path": "pkg/a.py", "cuda_clean_before": False, "cuda_clean": True,
+                                 "fixed": {"LK102": 2}, "blockers": [], "blocker_count": 0}
+    assert files["train.py"]["cuda_clean"] and files["train.py"]["fixed"] == {"LK101": 1, "LK102": 1}
+    assert fixes["files_made_cuda_clean"] == 3 and fixes["files_not_cuda_clean"] == 0
+    assert "clean.py" not in files  # nothing raised there, before or after
+
+
+def test_fixes_names_the_first_blockers_of_a_file_still_tied(tmp_path, capsys):
+    (tmp_path / "train.py").write_text("import torch\nx = y.cuda()\nassert x.device.type == 'cuda'\n"
+                                       "torch.cuda.synchronize()\n", encoding="utf-8")
+    fixes = report_of(tmp_path, capsys, "--fix")["fixes"]
+    (item,) = fixes["files"]
+    assert fixes["mode"] == "fix" and not item["cuda_clean"] and item["fixed"] == {"LK102": 1}
+    assert [(b["rule"], b["line"]) for b in item["blockers"]] == [("LK101", 4)] and item["blocker_count"] == 1

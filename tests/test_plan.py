@@ -106,8 +106,22 @@ def test_step_2_counts_compile_modes_and_owns_nothing_it_did_not_find(tmp_path):
     step = steps(plan(compiled, "tpu"))["hardware-choices"]
     assert [g["kind"] for g in step["groups"]] == ["compile"]
     assert {s["what"] for s in step["groups"][0]["signals"]} == {"a CUDA-graph compile mode", "torch.compile"}
-    assert step["owner"] is None and step["groups"][0]["owner"].startswith("`device.py`")
-    assert step["groups"][0]["lines"] == 1 and "No device helper was found" in step["summary"]
+    # no owner yet: the group names the module `audit --fix` creates beside the script, the summary says so
+    assert step["owner"] is None and step["groups"][0]["owner"].startswith("`") and \
+        step["groups"][0]["owner"].split("`")[1].endswith("repo/device_choice.py")
+    assert step["groups"][0]["lines"] == 1 and "No device helper was found: `audit --fix` creates" in step["summary"]
+
+
+def test_step_2_names_the_helper_audit_fix_uses_not_one_that_hard_codes_cuda(tmp_path):
+    helper = "import torch\n\ndef get_device():\n    return torch.device('cuda')\n"
+    owned = "import torch\n\ndef get_device():\n    return torch.accelerator.current_accelerator() or torch.device('cpu')\n"
+    tied = repo(tmp_path / "a", {"util.py": helper, "train.py": "x = x.cuda()\n"})
+    step = steps(plan(tied, "tpu"))["hardware-choices"]
+    assert step["owner"] is None or not step["owner"].endswith("util.py:3")  # a CUDA-only helper owns nothing
+    assert "device_choice.py" in step["groups"][0]["owner"]
+    mine = repo(tmp_path / "b", {"util.py": owned, "train.py": "x = x.cuda()\n"})
+    step = steps(plan(mine, "tpu"))["hardware-choices"]
+    assert step["owner"].endswith("util.py:3") and "device_choice" not in step["summary"]
 
 
 # ---- step 3 ----------------------------------------------------------------------------------------

@@ -159,3 +159,13 @@ def test_the_report_schema_rejects_a_changed_shape(report_schema, capsys, tmp_pa
     assert _errors(report_schema, {**report, "findings": [finding]})
     renamed = {**report["findings"][0], "lineno": 2}
     assert _errors(report_schema, {**report, "findings": [renamed]})
+
+
+def test_a_fix_report_with_a_created_module_validates(report_schema, capsys, tmp_path):
+    (tmp_path / "train.py").write_text("import torch\nm = M().cuda()\nassert m.device.type == 'cuda'\n",
+                                       encoding="utf-8")
+    report = _report(capsys, str(tmp_path), "--fix")
+    assert report["fixes"]["created"] and report["fixes"]["files"]
+    assert _errors(report_schema, report) == []
+    broken = {**report, "fixes": {**report["fixes"], "mode": "apply"}}
+    assert _errors(report_schema, broken)

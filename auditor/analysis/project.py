@@ -22,11 +22,15 @@ import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from auditor import targets
 from auditor.catalogue import Catalogue, load_table
 from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
+
+if TYPE_CHECKING:
+    from auditor.fix.device_owner import DeviceOwner
 
 _SPLIT = re.compile(r"[_\-.]+")
 _CUDA_EXTENSION = re.compile(r"""CUDAExtension\(\s*(?:name\s*=\s*)?["']([\w.]+)["']""")
@@ -59,6 +63,10 @@ class FileFacts:
     extensions: frozenset[str] = frozenset()  # compiled extensions its CUDAExtension builds define
     backend: BackendModule | None = None
     gpu_library: bool = False  # the project is itself a GPU library (its own GPU modules are inventory)
+    # A fix run only: the project's device owner (auditor/fix/device_owner.py) and this file's path
+    # relative to the scanned root, which decide how the device rewrites reach the owner.
+    device_owner: DeviceOwner | None = None
+    root_path: str = ""
 
     @property
     def key(self) -> str:
@@ -79,6 +87,8 @@ class FileFacts:
         if self.backend is not None:
             parts.append(f"backend={self.backend.module}:{','.join(sorted(self.backend.covered))}:"
                          f"{','.join(self.backend.others)}:{self.backend.default}:{self.backend.serves}")
+        if self.device_owner is not None:
+            parts.append(f"device={self.device_owner.key()}@{self.root_path}")
         return "|".join(parts)
 
 

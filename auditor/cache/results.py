@@ -33,7 +33,7 @@ from auditor.cache.folder import (
     write_file,
 )
 from auditor.cache.keys import FORMAT, settings_key
-from auditor.model import Edit, FileError, FileResult, Finding, Fix
+from auditor.model import Edit, FileError, FileResult, Finding, Fix, NewFile
 
 MAGIC = b"LKAUDIT-CACHE\n"
 # marshal reads the results of a large tree ~8x faster than json (a warm run has under a second);
@@ -297,15 +297,17 @@ def _valid_row(row: object, targets: int) -> bool:
 def _fix_row(fix: Fix | None) -> tuple | None:
     if fix is None:
         return None
-    return (fix.applicability, fix.message, fix.min_torch, fix.reason,
-            tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))
+    row = (fix.applicability, fix.message, fix.min_torch, fix.reason,
+           tuple((e.line, e.column, e.end_line, e.end_column, e.content) for e in fix.edits))
+    return (*row, tuple((new.path, new.content) for new in fix.creates)) if fix.creates else row
 
 
 def _fix_from_row(row: tuple | list | None) -> Fix | None:
     if row is None:
         return None
-    applicability, message, min_torch, reason, edits = row
-    return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch, reason)
+    applicability, message, min_torch, reason, edits, *creates = row
+    return Fix(applicability, message, tuple(Edit(*edit) for edit in edits), min_torch, reason,
+               tuple(NewFile(*new) for new in creates[0]) if creates else ())
 
 
 def open_cache(scan_root: str, cache_dir: str | None, select: list[str] | None, ignore: list[str] | None,

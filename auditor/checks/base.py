@@ -71,6 +71,9 @@ class FixSpec:
     summary: str  # before -> after, in one line
     min_torch: str | None = None
     gated: bool = False  # applied only in a CUDA-clean file (catalogue 5.5)
+    # Written through the project's device owner (Rewriter.device_expr): only `audit --fix` knows it,
+    # so a plain scan shows the finding without this fix and the fix run checks its files again.
+    device_owner: bool = False
 
 
 def shared_visit(func):
@@ -150,6 +153,10 @@ class Rule:
 
     def has_fixes(self) -> bool:
         return type(self).fix is not Rule.fix
+
+    def uses_device_owner(self) -> bool:
+        """Whether a fix of this rule goes through the project's device owner (auditor/fix/device_owner.py)."""
+        return any(spec.device_owner for spec in self.FIXES)
 
     def has_gated_fixes(self, catalogue: Catalogue) -> bool:
         return any(spec.gated for spec in self.fix_specs(catalogue))

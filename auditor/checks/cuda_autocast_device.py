@@ -4,12 +4,19 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from auditor.checks.base import ApiRule, Invalid, Valid
+from auditor.checks.base import UNCHANGED, ApiRule, FixSpec, Invalid, Valid
+from auditor.fix.plan import FixPlan
 from auditor.model import Category, Severity
-from auditor.python.syntax import is_cuda_device, keyword, positional
+from auditor.python.syntax import is_cuda_device, keyword, positional, string_value
 
 if TYPE_CHECKING:
     from auditor.context import PythonContext, Reference
+    from auditor.fix.plan import Reported, Rewriter
+
+FIX_ID = "F43"
+# Autocast and the scaler: their device is read where the `with` or the scaler runs. The custom_fwd /
+# custom_bwd decorators are evaluated on import, where a device choice must not run.
+_REWRITTEN = ("autocast", "GradScaler")
 
 
 class CudaAutocastDevice(ApiRule):
@@ -56,7 +63,20 @@ class CudaAutocastDevice(ApiRule):
         Invalid("import torch\ntorch.set_autocast_gpu_dtype(torch.bfloat16)\n", line=2),
         Invalid("import torch\nif torch.cuda.is_available():\n    with torch.autocast('cuda'):\n        pass\n",
                 line=3, context="guarded"),
+        # Fix (F43, unsafe): with --fix, which knows the project's device (here it creates device_choice.py).
+        Invalid("import torch\nscaler = torch.amp.GradScaler('cuda', enabled=True)\nwith torch.autocast(device_type='cuda'):"
+                "\n    pass\n", line=2,
+                fixed="import torch\nfrom device_choice import get_device\nscaler = torch.amp.GradScaler(get_device().type, "
+                      "enabled=True)\nwith torch.autocast(device_type=get_device().type):\n    pass\n"),
+        # ... not a decorator (it runs on import), nor a device that is not the plain "cuda".
+        Invalid("import torch\n\n@torch.amp.custom_fwd(device_type='cuda')\ndef forward(ctx, x):\n    return x\n", line=3,
+                fixed=UNCHANGED),
     ]
+
+    FIXES = (FixSpec("F43", "unsafe", '`autocast("cuda")` / `autocast(device_type="cuda")` / `GradScaler("cuda")` -> '
+                     "`get_device().type`: the project's device type (\"cuda\" on NVIDIA, so the same AMP there); "
+                     "unsafe: elsewhere AMP and loss scaling now run where they silently turned off (bf16 on the "
+                     "CPU, fp16 on MPS/XPU by default)", "2.4", device_owner=True),)
 
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         qualified = ctx.qualify(node.func)
@@ -86,3 +106,28 @@ class CudaAutocastDevice(ApiRule):
         if member == "set_autocast_enabled" and given >= 2:
             return
         super().on_reference(ref, ctx)
+
+    def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
+        """The "cuda" literal of autocast or a scaler becomes the project's device type; the
+        dtype, `enabled=` and every other argument stay."""
+        call = report.node
+        if not isinstance(call, cst.Call):
+            return None
+        qualified = rewriter.ctx.qualify(call.func) or ""
+        spec = rewriter.ctx.catalogue.table("device").get("amp_functions", {}).get(qualified)
+        if spec is None:
+            return None
+        if qualified.rsplit(".", 1)[-1] not in _REWRITTEN:
+            return FixPlan.held("not rewritten: a custom_fwd/custom_bwd decorator runs on import, before the program "
+                                "chooses its device", FIX_ID)
+        index, name = spec
+        arg = keyword(call, name) or (positional(call, index) if index >= 0 else None)
+        if arg is None or string_value(arg.value) != "cuda":
+            return FixPlan.held('not rewritten: the device is not the plain string "cuda"', FIX_ID)
+        found = rewriter.device_type_expr(at=call)
+        if found is None:
+            reason = rewriter.device_unavailable()
+            return FixPlan.held(f"not rewritten: {reason}", FIX_ID) if reason and rewriter.device_known() else None
+        text, imports = found
+        return FixPlan("unsafe", f"Replace `\"cuda\"` with `{text}` (the project's device type: AMP then also runs "
+                       "off NVIDIA)", [rewriter.replace(arg.value, text), *imports], "2.4", fix_id=FIX_ID, device=True)

@@ -17,8 +17,9 @@ class CudaDeviceSelection(CudaApiRule):
             "`torch.cuda.device_of(t)`.")
     why = ("These sit on every DDP start-up path. Without CUDA they raise (AssertionError, AttributeError or "
            "RuntimeError), so TPU, Trainium, MPS, XPU and CPU runs stop before training starts.")
-    instead = ("```python\ntorch.accelerator.set_device_index(local_rank)   # torch 2.6+\n"
-               "idx = torch.accelerator.current_device_index()   # torch 2.6+\n"
+    instead = ("```python\nif torch.accelerator.is_available():           # it raises without an accelerator\n"
+               "    torch.accelerator.set_device_index(local_rank)   # torch 2.7+ (2.6: set_device_idx)\n"
+               "idx = torch.accelerator.current_device_index()   # torch 2.7+ (2.6: current_device_idx)\n"
                "with torch.accelerator.device_index(i):          # torch 2.8+\n    ...\n```\n\n"
                "`set_device_index` and `device_index` take an int; pass `dev.index` for a `torch.device`.")
 
@@ -39,8 +40,9 @@ class CudaDeviceSelection(CudaApiRule):
         # Fixes (F15-F17, unsafe, only in a CUDA-clean file).
         Invalid("import torch\ntorch.cuda.set_device(device=local_rank)\nidx = torch.cuda.current_device()\n"
                 "with torch.cuda.device(1):\n    pass\n", line=2, fix_class="unsafe",
-                fixed="import torch\ntorch.accelerator.set_device_index(local_rank)\n"
-                      "idx = torch.accelerator.current_device_index()\nwith torch.accelerator.device_index(1):\n    pass\n"),
+                fixed="import torch\nif torch.accelerator.is_available():\n    torch.accelerator.set_device_index(local_rank)\n"
+                      "idx = (torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)\n"
+                      "with torch.accelerator.device_index(1):\n    pass\n"),
         # Left alone: device_index takes an int or None only; device_of has no counterpart.
         Invalid('import torch\ngpu = torch.device("cuda", 1)\nwith torch.cuda.device(gpu):\n    pass\n', line=3,
                 fixed=UNCHANGED),

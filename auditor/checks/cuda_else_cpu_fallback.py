@@ -50,20 +50,19 @@ class CudaElseCpuFallback(Rule):
         Invalid('import torch as th\ndev = "cuda:0" if th.cuda.is_available() else "cpu"\n', line=2),
         Invalid('from torch import cuda\ndevice = "cpu" if not cuda.is_available() else "cuda"\n', line=2),
         Invalid('import torch\nif torch.cuda.is_available():\n    device = "cuda"\nelse:\n    device = "cpu"\n', line=2),
-        # Fix (F11, unsafe, only in a CUDA-clean file).
+        # Fixes. A plain scan offers F11 (unsafe, only in a CUDA-clean file); `audit --fix` knows the project's
+        # device owner (here none: it creates device_choice.py beside the script) and applies F42 (safe).
         Invalid('import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', line=2,
-                fix_class="unsafe",
-                fixed='import torch\ndevice = (torch.accelerator.current_accelerator(check_available=True) or '
-                      'torch.device("cpu"))\n'),
-        Invalid('import torch as th\ndev = "cuda" if th.cuda.is_available() else "cpu"\n', line=2,
-                fixed='import torch as th\ndev = (th.accelerator.current_accelerator().type if '
-                      'th.accelerator.is_available() else "cpu")\n'),
+                fix_class="unsafe", fixed='from device_choice import get_device\ndevice = get_device()\n'),
+        Invalid('import torch as th\ndev = "cuda" if th.cuda.is_available() else "cpu"\nx = th.ones(1)\n', line=2,
+                fixed='import torch as th\nfrom device_choice import get_device\ndev = get_device().type\n'
+                      'x = th.ones(1)\n'),
         Invalid('from torch import cuda\ndevice = "cpu" if not cuda.is_available() else "cuda"\n', line=2,
-                fixed='import torch\ndevice = (torch.accelerator.current_accelerator().type if '
-                      'torch.accelerator.is_available() else "cpu")\n'),
+                fixed='from device_choice import get_device\ndevice = get_device().type\n'),
         Invalid('import torch\nif torch.cuda.is_available():\n    device = "cuda"\nelse:\n    device = "cpu"\n', line=2,
-                fixed='import torch\ndevice = (torch.accelerator.current_accelerator().type if '
-                      'torch.accelerator.is_available() else "cpu")\n'),
+                fixed='from device_choice import get_device\ndevice = get_device().type\n'),
+        Invalid('import torch\nd = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")\n',
+                line=2, fixed='from device_choice import get_device\nd = get_device()\n'),
         # Left alone: an index, a condition that also asks a flag, a comment the rewrite would drop.
         Invalid('import torch\ndev = "cuda:0" if torch.cuda.is_available() else "cpu"\n', line=2, fixed=UNCHANGED),
         Invalid('import torch\ndev = "cuda" if args.cuda and torch.cuda.is_available() else "cpu"\n', line=2,
@@ -89,6 +88,10 @@ class CudaElseCpuFallback(Rule):
             ctx.report(self, node)
 
     FIXES = (
+        FixSpec("F42", "safe", '`torch.device("cuda" if torch.cuda.is_available() else "cpu")` -> `get_device()`, '
+                "the string form -> `get_device().type`: the project's one device choice (audit --fix finds or creates "
+                "it), the same device on NVIDIA with or without a GPU; unsafe through a helper of the project's own",
+                device_owner=True),
         FixSpec("F11", "unsafe", '`torch.device("cuda" if torch.cuda.is_available() else "cpu")` -> '
                 '`(torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu"))`', "2.7",
                 gated=True),
@@ -108,15 +111,15 @@ class CudaElseCpuFallback(Rule):
         cuda, cpu = (node.orelse, node.body) if _negated(node.test) else (node.body, node.orelse)
         kinds = _choice(cuda, "cuda", rewriter), _choice(cpu, "cpu", rewriter)
         if kinds == ("device", "device"):
-            return _device_forms(node, rewriter)
+            return _owner_form(node, rewriter, objects=True) or _device_forms(node, rewriter)
         if kinds != ("str", "str"):
             return None
         arg = rewriter.parent(node)
         call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
         if (isinstance(call, cst.Call) and len(call.args) == 1 and arg.keyword is None
                 and rewriter.ctx.qualify(call.func) == "torch.device"):
-            return _device_forms(call, rewriter)
-        return _string_form(node, rewriter)
+            return _owner_form(call, rewriter, objects=True) or _device_forms(call, rewriter)
+        return _owner_form(node, rewriter, objects=False) or _string_form(node, rewriter)
 
     def _statement(self, node: cst.If, rewriter: Rewriter) -> list[FixPlan] | None:
         """`if torch.cuda.is_available(): d = "cuda"` / `else: d = "cpu"` -> one assignment."""
@@ -129,7 +132,22 @@ class CudaElseCpuFallback(Rule):
         (target, cuda), (_, cpu) = (other, body) if _negated(node.test) else (body, other)
         if string_value(cuda) != "cuda" or string_value(cpu) != "cpu":
             return None
-        return _string_form(node, rewriter, prefix=rewriter.code(target) + " = ")
+        prefix = rewriter.code(target) + " = "
+        return _owner_form(node, rewriter, objects=False, prefix=prefix) or _string_form(node, rewriter, prefix=prefix)
+
+
+def _owner_form(node: cst.CSTNode, rewriter: Rewriter, objects: bool, prefix: str = "") -> list[FixPlan] | None:
+    """With the project's device owner (audit --fix): `get_device()` for the device-object forms,
+    `get_device().type` for the strings; the same on NVIDIA, with or without a visible GPU. None
+    when the run knows no owner (a plain scan) or cannot reach it here."""
+    if not rewriter.device_known():
+        return None
+    found = rewriter.device_expr(at=node) if objects else rewriter.device_type_expr(at=node)
+    if found is None:
+        return None
+    text, imports = found
+    return [FixPlan.to_device(rewriter.device_applicability(), f"Replace with `{prefix}{text}` (the project's device)",
+                              [rewriter.replace(node, prefix + text), *imports], "F42")]
 
 
 def _plain_check(test: cst.BaseExpression, rewriter: Rewriter) -> bool:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from auditor import targets
 from auditor.catalogue import load_catalogue
+from auditor.checks._device_fix import device_fix
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.context import PythonContext
@@ -80,11 +81,15 @@ class HardcodedCudaDevice(ValueFlowRule):
         Invalid('from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True, pin_memory_device="cuda")\n'
                 "t = t.pin_memory('cuda')\n", line=2, fix_class="safe",
                 fixed="from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True)\nt = t.pin_memory()\n"),
+        # A plain scan offers F26 (unsafe, gated) for a mesh; `audit --fix` knows the project's device (here it
+        # creates device_choice.py beside the script) and applies F41 (safe): a device type where one is taken.
         Invalid('from torch.distributed.device_mesh import init_device_mesh\nmesh = init_device_mesh("cuda", (8,))\n',
                 line=2, fix_class="unsafe",
-                fixed='from torch.distributed.device_mesh import init_device_mesh\nimport torch\n'
-                      'mesh = init_device_mesh((torch.accelerator.current_accelerator() or torch.device("cpu")).type, (8,))\n'),
-        Invalid('import torch\nmodel.to("cuda")\nt = t.pin_memory("cuda:1")\n', line=2, fixed=UNCHANGED),
+                fixed='from torch.distributed.device_mesh import init_device_mesh\nfrom device_choice import get_device\n'
+                      'mesh = init_device_mesh(get_device().type, (8,))\n'),
+        Invalid('import torch\nmodel.to("cuda")\nt = t.pin_memory("cuda:1")\n', line=2,
+                fixed='import torch\nfrom device_choice import get_device\nmodel.to(get_device())\n'
+                      't = t.pin_memory("cuda:1")\n'),
         # ... `pin_memory_device=` of a callee that is not torch's DataLoader: the project's own parameter.
         Invalid('from .data import make_loader\nloader = make_loader(ds, pin_memory_device="cuda")\n', line=2,
                 fixed=UNCHANGED),
@@ -177,6 +182,10 @@ class HardcodedCudaDevice(ValueFlowRule):
         return [value] if is_cuda_device(value) else []
 
     FIXES = (
+        FixSpec("F41", "safe", '`torch.device("cuda")` / `.to("cuda")` / `device="cuda"` / `map_location="cuda:0"` -> '
+                "`get_device()` / `device_at(0)`: the project's one device choice (audit --fix finds or creates it); "
+                '`device = "cuda"` stored or passed on -> `get_device().type` (the same string on NVIDIA); unsafe '
+                "through a helper of the project's own", device_owner=True),
         FixSpec("F07", "safe", '`DataLoader(..., pin_memory_device="cuda")` -> the argument dropped (from 2.7 pinning '
                 "targets the current accelerator; from 2.9 the argument is ignored)", "2.7"),
         FixSpec("F08", "safe", '`t.pin_memory("cuda")` / `t.is_pinned("cuda")` -> `t.pin_memory()` / `t.is_pinned()` '
@@ -186,11 +195,20 @@ class HardcodedCudaDevice(ValueFlowRule):
     )
 
     def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
-        """Three places where the literal can go without knowing where the program's device comes from;
-        every other "cuda" needs the one central device the suggestion describes."""
+        """Two places where "cuda" can go without knowing where the program's device comes from
+        (`pin_memory_device=`, `.pin_memory("cuda")`); every other one goes to the project's device
+        (audit --fix), or, in a plain scan, `init_device_mesh("cuda")` to the accelerator's type."""
         node = report.node
+        pinned = self._pinning(node, rewriter) if string_value(node) == "cuda" and _may_hold_fixable(rewriter) else None
+        if pinned is not None:
+            return pinned
+        if rewriter.device_known():
+            return device_fix(node, rewriter)
         if string_value(node) != "cuda" or not _may_hold_fixable(rewriter):
             return None  # most files have none of these calls: spare them the parent map
+        return self._mesh(node, rewriter)
+
+    def _pinning(self, node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
         arg = rewriter.parent(node)
         call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
         if not isinstance(call, cst.Call):
@@ -208,7 +226,14 @@ class HardcodedCudaDevice(ValueFlowRule):
                 and len(call.args) == 1:
             return FixPlan("safe", f"Remove the device argument: `.{method}()` uses the current accelerator",
                            [rewriter.remove_arg(call, arg)], None, fix_id="F08")
-        if keyword_name is None and call.args[0] is arg and rewriter.ctx.qualify(call.func) in _MESH:
+        return None
+
+    def _mesh(self, node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
+        arg = rewriter.parent(node)
+        call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call):
+            return None
+        if arg.keyword is None and call.args[0] is arg and rewriter.ctx.qualify(call.func) in _MESH:
             accelerator, device = rewriter.name_for("torch.accelerator"), rewriter.name_for("torch.device")
             if accelerator is None or device is None:
                 return None

@@ -107,15 +107,14 @@ class NcclBackend(ValueFlowRule):
         Invalid('def get_backend():\n    return "nccl"\n', line=2),
         Invalid('import os\nbackend = os.environ.get("DIST_BACKEND", "nccl")\n', line=2),
         Invalid('import torch.distributed._symmetric_memory as symm_mem\nsymm_mem.set_backend("NCCL")\n', line=2),
-        # Fix (F25, unsafe, only in a CUDA-clean file): only the backend argument of init_process_group.
+        # Fix (F25, only in a CUDA-clean file): the backend of init_process_group becomes the backend for the
+        # project's device (audit --fix creates device_choice.py beside the script; nccl on NVIDIA).
         Invalid('import torch.distributed as dist\ndist.init_process_group("nccl", init_method="env://")\n', line=2,
-                fix_class="unsafe",
-                fixed='import torch.distributed as dist\nimport torch\n'
-                      'dist.init_process_group(dist.get_default_backend_for_device(torch.accelerator.current_accelerator()'
-                      ' or "cpu"), init_method="env://")\n'),
+                fixed='import torch.distributed as dist\nfrom device_choice import get_device\n'
+                      'dist.init_process_group(dist.get_default_backend_for_device(get_device()), init_method="env://")\n'),
         Invalid('import torch\ntorch.distributed.init_process_group(backend="nccl")\n', line=2,
-                fixed='import torch\ntorch.distributed.init_process_group(backend=torch.distributed.'
-                      'get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu"))\n'),
+                fixed='import torch\nfrom device_choice import get_device\ntorch.distributed.init_process_group(backend='
+                      'torch.distributed.get_default_backend_for_device(get_device()))\n'),
         Invalid('import torch.distributed as dist\nBACKEND = "nccl"\ndist.init_process_group(BACKEND)\n', line=2,
                 fixed=UNCHANGED),
     ]
@@ -178,12 +177,18 @@ class NcclBackend(ValueFlowRule):
         return _nccl_literals(value)
 
     FIXES = (FixSpec("F25", "unsafe", '`init_process_group("nccl", ...)` / `backend="nccl"` -> `backend=dist.'
-                     'get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")` (nccl on '
-                     "CUDA/ROCm, xccl on XPU, gloo on CPU and MPS, a PrivateUse1 backend's own)", "2.8", gated=True),)
+                     "get_default_backend_for_device(get_device())`: the backend for the project's one device "
+                     "(nccl on CUDA/ROCm, so the same on NVIDIA; xccl on XPU, gloo on CPU and MPS, a PrivateUse1 "
+                     "backend's own); only in a CUDA-clean file, and unsafe like the swaps that make it one "
+                     "(set_device, device_count): a default --fix would otherwise switch the backend alone",
+                     "2.8", gated=True, device_owner=True),
+             FixSpec("F25", "unsafe", "without a device owner (a plain scan): `backend=dist.get_default_backend_for_"
+                     'device(torch.accelerator.current_accelerator() or "cpu")`', "2.8", gated=True))
 
     def fix(self, report: Reported, rewriter: Rewriter) -> FixPlan | None:
         """Only the backend argument of init_process_group itself: a "nccl" stored in a config or a
-        default may be read for other purposes, and a `device_id` may be what the code needs."""
+        default may be read for other purposes, and a `device_id` may be what the code needs. The
+        backend follows the project's device (Rewriter.device_expr) when `--fix` knows it."""
         arg = rewriter.parent(report.node)
         call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
         if not isinstance(call, cst.Call) or rewriter.ctx.qualify(call.func) not in _INIT:
@@ -192,10 +197,27 @@ class NcclBackend(ValueFlowRule):
                                                                    and arg.keyword.value == "backend")):
             return None
         chooser = rewriter.name_for("torch.distributed.get_default_backend_for_device")
-        device = rewriter.name_for("torch.accelerator.current_accelerator")
-        if chooser is None or device is None:
+        if chooser is None:
             return None
-        imports = [*chooser[1], *(e for e in device[1] if e.content not in {i.content for i in chooser[1]})]
+        if rewriter.device_known():
+            found = rewriter.device_expr(at=call)
+            if found is None:
+                reason = rewriter.device_unavailable()
+                return FixPlan.held(f"not rewritten: {reason}", "F25") if reason else None
+            text = f"{chooser[0]}({found[0]})"
+            # unsafe even through our own module: the gate judges the file as if the unsafe swaps applied
+            return FixPlan("unsafe", f"Replace with `{text}` (the backend for the project's device)",
+                           [rewriter.replace(report.node, text), *_merged(chooser[1], found[1])], "2.8", gated=True,
+                           fix_id="F25", device=True)
+        device = rewriter.name_for("torch.accelerator.current_accelerator")
+        if device is None:
+            return None
         text = f'{chooser[0]}({device[0]}() or "cpu")'
-        return FixPlan("unsafe", f"Replace with `{text}`", [rewriter.replace(report.node, text), *imports], "2.8",
+        return FixPlan("unsafe", f"Replace with `{text}`", [rewriter.replace(report.node, text),
+                                                            *_merged(chooser[1], device[1])], "2.8",
                        gated=True, fix_id="F25")
+
+
+def _merged(first: list, second: list) -> list:
+    """Both lists of import edits, an edit the first already makes left out of the second."""
+    return [*first, *(e for e in second if e.content not in {i.content for i in first})]

@@ -583,6 +583,10 @@ KEYS: tuple[Key, ...] = (
         flags=("--fix",), option=bool, option_default=False, panel=FIXES),
     Key("unsafe-fixes", "Also apply (with --fix or --diff) and mark the unsafe fixes.", to="request.unsafe_fixes",
         flags=("--unsafe-fixes",), option=bool, option_default=False, panel=FIXES),
+    Key("fix-tests", "With --fix or --diff: also rewrite test code's device ties to the project's device (left as "
+        "they are by default: a test's CUDA device is often what it tests).",
+        field="fix_tests", type=bool, default=False, file=_boolean,
+        flags=("--fix-tests",), option=bool | None, panel=FIXES, extra={"show_default": False}),
     Key("diff", "Print the fixes as a unified diff and write nothing; exit 1 when there is something to fix.",
         to="request.diff", flags=("--diff",), option=bool, option_default=False, panel=FIXES),
     Key("exit-non-zero-on-fix", "With --fix: exit 1 when a file was changed, even if no gate fails (ruff's).",

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from auditor.discover.files import SourceFile
+    from auditor.fix.device_owner import DeviceOwner
     from auditor.report.model import ScanResult
 
 MAX_ROUNDS = 6
@@ -69,6 +70,9 @@ class FileFix:
     rounds: int = 0
     error: FileError | None = None  # a round reverted, a write refused, a file not readable
     written: bool = False
+    creates: dict[str, str] = field(default_factory=dict)  # root-relative path -> content the applied fixes need
+    # The findings of the last check of `fixed` (Python files): what remains, for the CUDA-clean summary.
+    remaining: list[Finding] | None = None
     # The names other modules of the project import from this one: imports the fixes left unused stay.
     exported: Callable[[], frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
@@ -78,8 +82,21 @@ class FileFix:
 
 
 @dataclass
+class Created:
+    """A file the run created (or, with --diff, would create): the project's device module."""
+
+    path: str  # relative to the scanned root
+    shown: str  # as reported (relative to the report's base)
+    content: str
+    written: bool = False
+    error: str | None = None
+
+
+@dataclass
 class FixRun:
     files: list[FileFix] = field(default_factory=list)
+    created: list[Created] = field(default_factory=list)
+    device_owner: DeviceOwner | None = None  # the project's device owner the rewrites used
 
     @property
     def changed(self) -> list[FileFix]:
@@ -97,6 +114,11 @@ class FixRun:
         import difflib
 
         out: list[str] = []
+        for new in self.created:
+            if new.error is None:
+                lines = difflib.unified_diff([], lines_with_ends(new.content), "/dev/null", f"b/{new.shown}")
+                out.extend(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                           for line in lines)
         for item in self.changed:
             lines = difflib.unified_diff(lines_with_ends(item.original), lines_with_ends(item.fixed),
                                          f"a/{item.path}", f"b/{item.path}")
@@ -107,13 +129,18 @@ class FixRun:
 
 def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, runtime: Runtime | None = None) -> FixRun:
     """Fix every file of `result` that has an applicable fix; write them when `write`."""
-    wanted = sorted({f.path for f in result.findings if fixable(f, unsafe)})
+    device_paths, device_ties = _device_candidates(result)
+    wanted = sorted({f.path for f in result.findings if fixable(f, unsafe)} | device_paths)
     run = FixRun()
     if not wanted:
         return run
+    root = result.scan_root or result.root
     if runtime is None:
         runtime = Runtime(result.rules, catalogue_for(result.settings), max_bytes, result.settings, result.floor,
-                          root=result.scan_root or result.root)
+                          root=root)
+    if device_ties:  # known for every file the run checks, so that a second run judges as the first did
+        run.device_owner = runtime.device_owner = _device_owner(result, runtime, root)
+    creator = _Creator(run, root, result.root, write)
     sources = {source.display: source for source in result.files}
     reexports = ReExports(((s.path, s.display) for s in result.files if s.kind in PYTHON_KINDS), max_bytes)
     with unvalidated_parsing():  # the checks parse as the scan does; validation happens in _validate
@@ -126,17 +153,86 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
                     path, "fix", "not fixed: the file is a symlink (audit never writes through links)")))
                 continue
             try:
-                run.files.append(fix_file(runtime, source, result.scan_root or result.root, unsafe, write, max_bytes,
-                                          reexports))
+                run.files.append(fix_file(runtime, source, root, unsafe, write, max_bytes, reexports, creator))
             except Exception as exc:  # a bug must not stop the other files from being fixed
                 run.files.append(FileFix(path, error=FileError(
                     path, "fix", f"not fixed: internal error ({type(exc).__name__}: {exc}); please report it")))
     return run
 
 
+def _device_candidates(result: ScanResult) -> tuple[set[str], bool]:
+    """(the files the device rewrites may change, whether any finding has such a fix at all). A
+    candidate has a finding of a rule with a device rewrite outside the contexts where they stay
+    suggestions (rules/fixes.toml `[context] hold_device`, test code without --fix-tests): only
+    these are checked again for them, a check per file being most of a fix run."""
+    rules = {rule.code for rule in result.rules if rule.uses_device_owner()}
+    ties = [f for f in result.findings if f.rule in rules]
+    if not ties:
+        return set(), False
+    held = set(catalogue_for(result.settings).table("fixes").get("context", {}).get("hold_device", ()))
+    if not getattr(result.settings, "fix_tests", False):
+        held.add("test")
+    return {f.path for f in ties if not (f.context and not held.isdisjoint(f.context.split("+")))}, True
+
+
+def _device_owner(result: ScanResult, runtime: Runtime, root: str) -> DeviceOwner | None:
+    """The project's device owner for this run (auditor/fix/device_owner.py), with --fix-tests."""
+    from dataclasses import replace
+
+    # the owner (it reads the project's Python files) only when a device rule has a finding
+    from auditor.fix.device_owner import find_device_owner
+    from auditor.fix.floor import TorchFloor
+
+    paths = [s.path for s in result.files if s.kind in PYTHON_KINDS]
+    owner = find_device_owner(root, paths, result.floor or TorchFloor(), runtime.catalogue)
+    fix_tests = bool(getattr(result.settings, "fix_tests", False))
+    return replace(owner, fix_tests=fix_tests) if owner is not None and fix_tests else owner
+
+
+class _Creator:
+    """Creates the files the applied fixes need, once per run, before the first file that needs
+    them is written: only where nothing exists (never over a file, a link or a folder), only inside
+    the scanned root, after checking that the content compiles."""
+
+    def __init__(self, run: FixRun, root: str, base: str, write: bool) -> None:
+        self.run, self.root, self.base, self.write = run, root, base, write
+        self.done: dict[str, Created] = {}
+
+    def ensure(self, creates: dict[str, str]) -> str | None:
+        """None when every file in `creates` exists now (or, without writing, would); else why not."""
+        for path, content in sorted(creates.items()):
+            item = self.done.get(path)
+            if item is None:
+                item = self.done[path] = self._create(path, content)
+                self.run.created.append(item)
+            if item.error is not None:
+                return item.error
+        return None
+
+    def _create(self, path: str, content: str) -> Created:
+        absolute = os.path.normpath(os.path.join(self.root, path))
+        shown = os.path.relpath(absolute, self.base).replace(os.sep, "/")
+        item = Created(path, shown, content)
+        if os.path.isabs(path) or path.split("/")[0] == ".." or not absolute.startswith(os.path.abspath(self.root)):
+            item.error = f"not created: {path} is outside the scanned folder"
+        elif _compiles(content, shown) is not None:
+            item.error = f"not created: {shown} would not compile"
+        elif self.write:
+            try:
+                with TreeFile(absolute, self.root) as folder:
+                    folder.create(content.encode("utf-8"))
+                item.written = True
+            except (WriteRefused, OSError) as exc:
+                item.error = f"not created: {shown}: {exc if isinstance(exc, WriteRefused) else exc.strerror or exc}"
+        elif os.path.lexists(absolute):
+            item.error = f"not created: {shown} exists (audit never writes over a file)"
+        return item
+
+
 def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int,
-             reexports: ReExports | None = None) -> FileFix:
-    """Fix one file, read and written through its folder's descriptor (auditor/sandbox/safe_files.py)."""
+             reexports: ReExports | None = None, creator: _Creator | None = None) -> FileFix:
+    """Fix one file, read and written through its folder's descriptor (auditor/sandbox/safe_files.py).
+    The files its fixes need (`creates`) are created first; when they cannot be, it is not written."""
     outcome = FileFix(source.display)
     if reexports is not None:
         outcome.exported = lambda: reexports.imported_from(source.display)
@@ -144,6 +240,10 @@ def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, writ
         with TreeFile(source.path, root) as tree_file:
             data = tree_file.read(max_bytes)
             _fix_data(runtime, source, outcome, data, unsafe)
+            needed = creator.ensure(outcome.creates) if creator is not None and outcome.creates and outcome.changed \
+                else None
+            if needed is not None:
+                raise WriteRefused(f"{needed}, which its fixes import")
             encoded = _encoded(outcome, data, source.kind in PYTHON_KINDS) if write and outcome.changed else None
             if encoded is not None:
                 tree_file.replace(encoded, data)
@@ -206,6 +306,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
         result = runtime.check_text(source, text, module)
+        outcome.remaining = result.findings
         findings = [f for f in result.findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
         if not taken:
@@ -233,10 +334,18 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         module = new_module
         outcome.rounds = number
         outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
-    if any(fixable(f, unsafe) for f in runtime.check_text(source, text, module).findings):
+        _note_creates(outcome, [findings[i] for i in taken])
+    outcome.remaining = runtime.check_text(source, text, module).findings
+    if any(fixable(f, unsafe) for f in outcome.remaining):
         outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
         return None
     return module
+
+
+def _note_creates(outcome: FileFix, taken: list[Finding]) -> None:
+    for finding in taken:
+        for new in finding.fix.creates if finding.fix is not None else ():
+            outcome.creates.setdefault(new.path, new.content)
 
 
 def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
@@ -319,6 +428,7 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
             text = outcome.fixed = new
             outcome.rounds = number
             outcome.applied.update((f.rule, f.name) for f in taken_findings)
+            _note_creates(outcome, taken_findings)
 
 
 def _jupyter_lines(code: str) -> list[str]:

@@ -23,6 +23,7 @@ class Plans:
 
     by_report: dict[int, tuple[list[FixPlan], bool]] = field(default_factory=dict)  # (plans, import only)
     anchors: list[cst.CSTNode] = field(default_factory=list)
+    device_contexts: frozenset[str] = frozenset()  # where rewrites to the project's device stay suggestions
 
     def placer(self, text: str, spans: dict[int, tuple[int, int]]) -> Placer:
         return Placer(text, spans)
@@ -37,7 +38,8 @@ class Plans:
             fix = placer.fix(plan)
             if fix is not None and (fix.edits or fix.reason):  # no edits: a reason why it is not fixed
                 fixes.append((fix, plan.gated))
-        return PlannedFix(fixes, import_only)
+        device = self.device_contexts if any(plan.device for plan in plans) else frozenset()
+        return PlannedFix(fixes, import_only, device)
 
 
 _QUOTES = ('"', "'")
@@ -102,6 +104,19 @@ def plan_fixes(ctx: PythonContext, hidden: frozenset[str] = frozenset()) -> Plan
             found = [result] if isinstance(result, FixPlan) else list(result or ())
             found = [fit_quotes(plan, rewriter) for plan in found]
         if found or import_only:
+            if not plans.device_contexts and any(plan.device for plan in found):
+                plans.device_contexts = device_contexts(ctx)
             plans.by_report[number] = (found, import_only)
             plans.anchors.extend(anchor_nodes(found))
     return plans
+
+
+def device_contexts(ctx: PythonContext) -> frozenset[str]:
+    """The contexts where a rewrite to the project's device stays a suggestion (rules/fixes.toml
+    `[context] hold_device`): the CUDA module of a dispatch layer, a guarded CUDA-only branch, an
+    opt-in NVIDIA feature, code that only displays; test code unless --fix-tests."""
+    names = set(ctx.catalogue.table("fixes").get("context", {}).get("hold_device", ()))
+    owner = ctx.facts.device_owner if ctx.facts is not None else None
+    if owner is None or not owner.fix_tests:
+        names.add("test")
+    return frozenset(names)

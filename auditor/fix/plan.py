@@ -15,19 +15,22 @@ tree facts it needs once per file and only when a fix asks for them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from auditor.model import Edit, Fix
+from auditor.model import Edit, Fix, NewFile
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.positions import LineIndex
 from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, descendants, kind_of
 
 if TYPE_CHECKING:
+    from auditor.analysis.project import FileFacts
     from auditor.context import PythonContext, Reference
+    from auditor.fix.device_owner import DeviceOwner
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,19 @@ class NodeEdit:
 
 
 @dataclass
+class CreateFile(NodeEdit):
+    """Create the file `path` (relative to the scanned root) with `content`, beside the text edits
+    of the same fix (the project's device module); never over an existing file. `start`/`end`
+    are unused (no node)."""
+
+    path: str = ""
+
+    @classmethod
+    def of(cls, path: str, content: str) -> CreateFile:
+        return cls(Pos(None), Pos(None), content, path)
+
+
+@dataclass
 class FixPlan:
     """One rewrite of one finding, before positions are known."""
 
@@ -61,12 +77,18 @@ class FixPlan:
     gated: bool = False  # a swap that makes other accelerators selectable: needs a CUDA-clean file (5.5)
     fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
     reason: str | None = None  # with `display`: why this rewrite is only shown
+    device: bool = False  # written through the project's device owner (policy: the contexts it stays out of)
 
     @classmethod
     def held(cls, reason: str, fix_id: str = "") -> FixPlan:
         """No rewrite for this finding, and why (every suggestion that is not applied says so): a
         `display` fix without edits, shown as "not fixed: <reason>"."""
         return cls("display", "", [], None, False, fix_id, reason)
+
+    @classmethod
+    def to_device(cls, applicability: str, message: str, edits: list[NodeEdit], fix_id: str) -> FixPlan:
+        """A rewrite to the project's device (Rewriter.device_expr)."""
+        return cls(applicability, message, edits, None, False, fix_id, device=True)
 
 
 @dataclass
@@ -85,6 +107,8 @@ class PlannedFix:
 
     fixes: list[tuple[Fix, bool]] = field(default_factory=list)  # (fix, gated)
     import_only: bool = False  # the finding is an import statement, not a use
+    # Contexts where its rewrites to the project's device stay suggestions (policy.finalize); empty for others.
+    device_contexts: frozenset[str] = frozenset()
 
 
 # -- the rewriter ------------------------------------------------------------------------------------
@@ -212,6 +236,150 @@ class Rewriter:
                 found.append(ref)
         return found
 
+    # -- the project's device (auditor/fix/device_owner.py) ------------------------------------------------
+    def device_expr(self, index: str | None = None,
+                    at: cst.CSTNode | None = None) -> tuple[str, list[NodeEdit]] | None:
+        """The text of an expression for the project's device and the edits the file needs to
+        reach it: `get_device()` with `from mypkg.device_choice import get_device` (and, when the
+        fix run creates that module, a `CreateFile` edit). With `index` (the text of an int
+        expression), the device of the same type at that index: `device_at(i)`, or
+        `torch.device(get_device().type, i)` for a found owner without an index function.
+
+        A file that imports torch only inside functions gets the import inside the function too,
+        right before the statement holding `at` (pattern 12). None when no expression can be
+        written here; `device_unavailable()` says why."""
+        owner = self._device_owner()
+        if owner is None or self.device_unavailable() is not None:
+            return None
+        if index is not None and owner.index_function is not None:
+            spelled = self._owner_name(owner, owner.index_function, at)
+            if spelled is None:
+                return None
+            return f"{spelled[0]}({index})", spelled[1]
+        spelled = self._owner_name(owner, owner.function, at)
+        if spelled is None:
+            return None
+        text = spelled[0] if owner.kind == "constant" else f"{spelled[0]}()"
+        if index is None:
+            return text, spelled[1]
+        device = self.name_for("torch.device")
+        if device is None:
+            return None
+        kind = f"{text}.type" if owner.returns_device else f"{device[0]}({text}).type"
+        return f"{device[0]}({kind}, {index})", _merged(spelled[1], device[1])
+
+    def device_type_expr(self, at: cst.CSTNode | None = None) -> tuple[str, list[NodeEdit]] | None:
+        """The project's device type as a string (`get_device().type`: "cuda" on NVIDIA), for the
+        places that take a type (`autocast(device_type=...)`, `GradScaler(...)`) or a stored string
+        (`device = "cuda"`, which other code may compare with strings). None as for `device_expr`."""
+        found = self.device_expr(at=at)
+        owner = self._device_owner()
+        if found is None or owner is None:
+            return None
+        text, edits = found
+        if owner.returns_device:
+            return f"{text}.type", edits
+        device = self.name_for("torch.device")
+        if device is None:
+            return None
+        return f"{device[0]}({text}).type", _merged(edits, device[1])
+
+    def device_unavailable(self) -> str | None:
+        """Why `device_expr()` gives nothing in this file (a reason for `FixPlan.held`), or None."""
+        owner = self._device_owner()
+        if owner is None:
+            return "no place chooses the project's device (only `audit --fix` finds or creates one)"
+        if owner.kind == "accelerator":
+            return owner.reason
+        facts = self.ctx.facts
+        here = facts.root_path if facts is not None else ""
+        if here == owner.path:
+            return "this file is where the project chooses its device"
+        if facts is not None and facts.test and not owner.fix_tests:
+            return "test code: left as it is (`--fix-tests` rewrites it too)"
+        if owner.script and os.path.dirname(here) != owner.folder and not _in_package_beside(here, facts, owner):
+            return (f"the device module {owner.path} is a script-level module, importable only from files beside it "
+                    f"and from the packages there (this one is in another folder)")
+        beside = os.path.dirname(here) == os.path.dirname(owner.folder)  # a script next to the package's folder
+        if not owner.script and not beside and not self._reaches_package(owner.module.split(".", 1)[0]):
+            return (f"this file is outside the package `{owner.module.split('.', 1)[0]}` and does not import it "
+                    f"(vendored or standalone code): the device module {owner.path} may not be importable here")
+        return None
+
+    def device_known(self) -> bool:
+        """Whether this run knows the project's device owner (`audit --fix`; a plain scan does not)."""
+        return self._device_owner() is not None
+
+    def device_applicability(self) -> str:
+        """A rewrite to the owner keeps the program's meaning on an NVIDIA machine (`safe`) when the
+        owner is the module audit writes (it picks CUDA there, without an index); through a helper of
+        the project's own it is `unsafe`: its answer on NVIDIA is its own."""
+        owner = self._device_owner()
+        return "safe" if owner is not None and owner.ours else "unsafe"
+
+    def _reaches_package(self, top: str) -> bool:
+        """The file is in the package `top`, or imports it (an example of the library, a test of it).
+        (A script beside the package's folder reaches it too: see device_unavailable.)"""
+        facts = self.ctx.facts
+        if facts is not None and facts.package.split(".", 1)[0] == top:
+            return True
+        return any(t == top or t.startswith(top + ".")
+                   for targets in self.ctx.resolver.import_targets.values() for t in targets)
+
+    def _device_owner(self) -> DeviceOwner | None:
+        facts = self.ctx.facts
+        return facts.device_owner if facts is not None else None
+
+    def _owner_name(self, owner: DeviceOwner, name: str, at: cst.CSTNode | None) -> tuple[str, list[NodeEdit]] | None:
+        """`name` of the owner's module as this file can write it, and the edits that import it."""
+        qualified = f"{owner.module}.{name}"
+        for local, bound in self.imports().items():
+            if bound == qualified:
+                return local, []  # already imported (a second round, or the user's own import)
+        if not self.is_free(name):
+            return None  # the file binds that name to something else
+        line = f"from {owner.module} import {name}"
+        created = [CreateFile.of(owner.path, owner.content)] if owner.created else []
+        statement = self._function_statement(at)
+        if self._torch_at_top() or (statement is None and not self._imports_torch_anywhere()):
+            return name, [self.add_import(line), *created]
+        if statement is None:
+            return None  # torch is imported lazily (or optionally) and this use is not inside a function
+        newline = self.newline
+        return name, [NodeEdit(Pos(statement, "start"), Pos(statement, "start"),
+                               lambda indent: f"{line}{newline}{indent}"), *created]
+
+    def _torch_at_top(self) -> bool:
+        """An `import torch...` / `from torch... import` statement straight in the module's body: the
+        module needs torch when imported, so importing the device module at its top changes nothing.
+        Otherwise (torch imported in functions, under `if is_torch_available():`, `try:` or
+        `if TYPE_CHECKING:`), the device module is imported where it is used (pattern 12)."""
+        found = self.ctx.state.get("fix:torch-at-top")
+        if found is None:
+            found = any(isinstance(statement, cst.SimpleStatementLine) and any(
+                (qualified or "").split(".")[0] == "torch" for small in statement.body for _, qualified in
+                (_import_bindings(small) if isinstance(small, (cst.Import, cst.ImportFrom)) else ()))
+                for statement in self.module.body)
+            self.ctx.state["fix:torch-at-top"] = found
+        return found
+
+    def _imports_torch_anywhere(self) -> bool:
+        return any(t == "torch" or t.startswith("torch.")
+                   for targets in self.ctx.resolver.import_targets.values() for t in targets)
+
+    def _function_statement(self, node: cst.CSTNode | None) -> cst.CSTNode | None:
+        """The statement line holding `node`, when it stands directly in a function's block."""
+        statement = self.statement_of(node) if node is not None else None
+        if isinstance(statement, cst.BaseSmallStatement):
+            statement = self.parent(statement)
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return None
+        current = self.parent(statement)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            current = self.parent(current)
+        block = self.parent(statement)
+        return statement if isinstance(current, cst.FunctionDef) and isinstance(block, cst.IndentedBlock) else None
+
     # -- names and imports ------------------------------------------------------------------------------
     def name_for(self, qualified: str, from_import: bool = False,
                  site: Reference | None = None) -> tuple[str, list[NodeEdit]] | None:
@@ -334,6 +502,22 @@ class Rewriter:
         return NodeEdit(Pos(statement, "line-start"), Pos(statement, "line-after"), "")
 
 
+def _in_package_beside(here: str, facts: FileFacts | None, owner: DeviceOwner) -> bool:
+    """The file belongs to a package whose top folder sits beside a script-level owner: the scripts
+    import it from their folder, which is on sys.path, so it reaches the owner too."""
+    if facts is None or not facts.package:
+        return False
+    top = facts.package.split(".", 1)[0]
+    prefix = f"{owner.folder}/{top}/" if owner.folder else f"{top}/"
+    return here.startswith(prefix)
+
+
+def _merged(first: list[NodeEdit], second: list[NodeEdit]) -> list[NodeEdit]:
+    """Both lists of edits, an import line added by both only once."""
+    seen = {edit.content for edit in first if isinstance(edit.content, str)}
+    return [*first, *(edit for edit in second if not (isinstance(edit.content, str) and edit.content in seen))]
+
+
 def _import_bindings(node: cst.CSTNode) -> list[tuple[str, str | None]]:
     """What an import statement binds: `import a.b` -> a=a, `import a.b as c` -> c=a.b,
     `from a import b as c` -> c=a.b; relative imports bind names of unknown meaning (None)."""
@@ -397,7 +581,10 @@ def _device_valued(value: cst.BaseExpression, qualify: Callable[[cst.CSTNode], s
     if isinstance(value, cst.IfExp):
         return _device_valued(value.body, qualify) or _device_valued(value.orelse, qualify)
     if isinstance(value, cst.Call):
-        return qualify(value.func) == "torch.device"
+        func = value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        # torch.device(...), and the project's device functions a previous round wrote (get_device, device_at)
+        return qualify(func) == "torch.device" or name.endswith("_device") or name == "device_at"
     return isinstance(value, cst.Attribute) and value.attr.value == "device"
 
 
@@ -452,7 +639,12 @@ class Placer:
 
     def fix(self, plan: FixPlan) -> Fix | None:
         edits = []
+        creates: list[NewFile] = []
         for edit in plan.edits:
+            if isinstance(edit, CreateFile):
+                if all(new.path != edit.path for new in creates):
+                    creates.append(NewFile(edit.path, edit.content))  # type: ignore[arg-type]
+                continue
             start, end = self.offset(edit.start), self.offset(edit.end)
             if start is None or end is None or end[0] < start[0]:
                 return None
@@ -463,4 +655,4 @@ class Placer:
             end_line, end_column = self.index.position(end[0])
             edits.append(Edit(line, column, end_line, end_column, content))
         edits.sort(key=lambda e: (e.line, e.column, e.end_line, e.end_column))  # stable: inserts keep their order
-        return Fix(plan.applicability, plan.message, tuple(edits), plan.min_torch, plan.reason)
+        return Fix(plan.applicability, plan.message, tuple(edits), plan.min_torch, plan.reason, tuple(creates))

@@ -12,7 +12,12 @@ Decided per file, when its findings are placed (so the cache keeps the answer):
    `.to(current_accelerator())`, NCCL -> the device's backend) is applied only when, after every
    fix, no finding would remain in the file whose rule raises on a target `torch.accelerator`
    would now select (role `chosen-by-torch-accelerator` in rules/targets.toml). Otherwise a program that ran on the CPU there would start on the
-   accelerator and crash at the CUDA-only call. The reason names the findings that block.
+   accelerator and crash at the CUDA-only call. The reason names the findings that block. The
+   rewrites of the raising ties to the project's device (auditor/fix/device_owner.py) are fixes like
+   any other: a file whose ties they all rewrite is CUDA-clean, and its gated swaps apply in the
+   same run;
+4. a rewrite to the project's device stays a suggestion in the contexts `[context] hold_device`
+   names (and in test code unless --fix-tests).
 
 Findings of rules left out by --select/--ignore still block (they run hidden; see `gate_rules`).
 """
@@ -70,6 +75,7 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
     chosen: dict[int, tuple[Finding, bool]] = {}
     hold = set(catalogue.table("fixes").get("context", {}).get("hold_unsafe", ()))
     out = list(findings)
+    per_backend: list[str | None] = []  # the file's per-backend dispatch, looked for once, by a device rewrite
     for index, finding in enumerate(out):
         plan = planned.get(id(finding))
         if plan is None or not plan.fixes:
@@ -80,6 +86,12 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
             fix = _demote(fix, f"needs torch >= {fix.min_torch}; the project supports {floor.describe()}")
         elif fix.applicability == Applicability.UNSAFE and _in_context(finding, hold):
             fix = _demote(fix, f"left as it is in a {finding.context} context: calling CUDA is right there")
+        elif plan.device_contexts and fix.applicability != "display" and _in_context(finding, plan.device_contexts):
+            fix = _demote(fix, f"left as it is in a {finding.context} context: the device there is CUDA on purpose"
+                               + (" (`--fix-tests` rewrites test code)" if "test" in finding.context.split("+") else ""))
+        elif plan.device_contexts and fix.applicability != "display" and _dispatch_once(per_backend, text, catalogue):
+            fix = _demote(fix, f"left as it is: this file already chooses per backend (`{per_backend[0]}`); its "
+                               f"\"cuda\" is the CUDA branch's, which the project's device would send elsewhere")
         out[index] = replace(finding, fix=fix)
         chosen[index] = (out[index], gated)
     gated_indexes = [i for i, (f, gated) in chosen.items() if gated and f.fix.applicability != "display"]
@@ -100,6 +112,12 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
             for index in gated_indexes:
                 out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
     return out
+
+
+def _dispatch_once(found: list[str | None], text: str, catalogue: Catalogue) -> bool:
+    if not found:
+        found.append(_dispatches(text, catalogue))
+    return found[0] is not None
 
 
 def _in_context(finding: Finding, names: set[str]) -> bool:
@@ -123,33 +141,57 @@ def _demote(fix, reason: str):
 def _blockers(current: list[Finding], planned: dict[int, PlannedFix], original: list[Finding],
               catalogue: Catalogue, text: str = "") -> list[Finding]:
     """Findings that would remain after every fix and raise where the accelerator swaps lead."""
-    import re
-
-    table = _gate_table(catalogue)
-    harmless = [re.compile(p) for p in table.get("not_raising_before", ())]
-    lines = split_lines(text) if harmless else []  # the lines findings count (auditor.read.text)
-    quiet_contexts = set(table.get("not_blocking_contexts", ()))
-    guard_contexts = set(table.get("guard_contexts", ()))
-    targets = with_role(GATE_ROLE)
-    import_ok = set(table.get("import_not_blocking", ()))
+    view = _GateView(catalogue, text)
     found = []
     for finding, before in zip(current, original, strict=True):
         if finding.fix is not None and finding.fix.applicability != "display":
             continue  # fixed away
-        if _in_context(finding, quiet_contexts):
-            continue
         plan = planned.get(id(before))
-        if plan is not None and plan.import_only and finding.category in import_ok:
+        if plan is not None and plan.import_only and finding.category in view.import_ok:
             continue  # an import alone does nothing; its uses are judged (and fixed) themselves
-        rule = rule_by_code(finding.rule)
-        if rule is None:
-            continue
-        # The finding's own effects (a device string in `autocast("cuda")` only turns AMP off), except
-        # where they come from a guard: a CUDA check the gated fixes turn into an accelerator check.
-        effects = rule.effects() if _in_context(finding, guard_contexts) else finding.targets
-        if not any(effects.get(target) == "raises" for target in targets):
-            continue
-        before = lines[finding.line - 1][:finding.column - 1] if 0 < finding.line <= len(lines) else ""
-        if not any(p.search(before) for p in harmless):
+        if view.raises(finding):
             found.append(finding)
     return found
+
+
+def raising_ties(findings: list[Finding], catalogue: Catalogue, text: str) -> list[Finding]:
+    """The findings that keep a file from being CUDA-clean as it stands (whatever fixes they carry):
+    what `audit --fix` reports per file after its rounds (auditor/fix/clean.py)."""
+    view = _GateView(catalogue, text)
+    return [f for f in findings
+            if not (f.category in view.import_ok and f.snippet.lstrip().startswith(("import ", "from ")))
+            and view.raises(f)]
+
+
+class _GateView:
+    """What the gate reads from rules/fixes.toml `[cuda-clean]`, and the file's lines."""
+
+    def __init__(self, catalogue: Catalogue, text: str) -> None:
+        import re
+
+        table = _gate_table(catalogue)
+        self.harmless = [re.compile(p) for p in table.get("not_raising_before", ())]
+        self.lines = split_lines(text) if self.harmless else []  # the lines findings count (auditor.read.text)
+        self.quiet_contexts = set(table.get("not_blocking_contexts", ()))
+        self.guard_contexts = set(table.get("guard_contexts", ()))
+        self.swapped_kinds = set(table.get("swapped_guard_kinds", ()))
+        self.targets = with_role(GATE_ROLE)
+        self.import_ok = set(table.get("import_not_blocking", ()))
+
+    def raises(self, finding: Finding) -> bool:
+        """Whether the finding raises where the accelerator swaps lead (outside the quiet contexts)."""
+        if _in_context(finding, self.quiet_contexts):
+            return False
+        rule = rule_by_code(finding.rule)
+        if rule is None:
+            return False
+        # The finding's own effects (a device string in `autocast("cuda")` only turns AMP off), except
+        # where they come from a guard a gated fix can change: a CUDA availability check it turns into an
+        # accelerator check.
+        swappable = finding.guard is None or not self.swapped_kinds.isdisjoint(finding.guard.split("+"))
+        effects = rule.effects() if _in_context(finding, self.guard_contexts) and swappable else finding.targets
+        if not any(effects.get(target) == "raises" for target in self.targets):
+            return False
+        lines = self.lines
+        before = lines[finding.line - 1][:finding.column - 1] if 0 < finding.line <= len(lines) else ""
+        return not any(p.search(before) for p in self.harmless)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from auditor.fix.applicability import fixable
 from auditor.fix.apply import FixRun, fix_paths
+from auditor.fix.clean import FixSummary, summarize, summary_lines
+from auditor.pipeline.runtime import catalogue_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 class FixOutcome:
     result: ScanResult  # after --fix: the scan of the fixed files; after --diff: the scan as it was
     run: FixRun
+    summary: FixSummary | None = None  # per file: made CUDA-clean, or what still keeps it from being so
 
 
 def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool, show: bool,
@@ -31,8 +34,17 @@ def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool,
     run = fix_paths(result, unsafe, write, settings.max_bytes)
     for error in run.errors:
         print(f"audit: warning: {error.path}: {error.message}", file=err)
+    for new in run.created:
+        if new.error is not None:
+            print(f"audit: warning: {new.error}", file=err)
+        elif run.device_owner is not None:
+            verb = "created" if new.written else "would create"
+            print(f"audit: {verb} {new.shown}: the one place the device is chosen; set {run.device_owner.env}=... "
+                  f"(cpu, cuda, mps, xpu, ...) to override", file=err)
+    summary = summarize(result, run, catalogue_for(settings), unsafe, write)
     if write and run.changed:
         result = rescan()
+    result.fixes = summary
     files = len(run.changed)
     verb = "fixed" if write else "would fix"
     line = f"audit: {verb} {run.fixed_count} finding{'s' if run.fixed_count != 1 else ''} in {files} file{'s' if files != 1 else ''}"
@@ -40,13 +52,15 @@ def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool,
         more = more_with_unsafe(result) if write else 0
         line += f" ({more} more with --unsafe-fixes)" if more else ""
     print(line, file=err)
+    for text in summary_lines(summary):
+        print(f"audit: {text}", file=err)
     if show and run.changed:
         print(f"{'Fixed' if write else 'Would fix'}:", file=err)
         for item in run.changed:
             print(f"- {item.path}:", file=err)
             for (rule, name), count in sorted(item.applied.items()):
                 print(f"    {count} × {rule} ({name})", file=err)
-    return FixOutcome(result, run)
+    return FixOutcome(result, run, summary)
 
 
 def more_with_unsafe(result: ScanResult) -> int:

@@ -31,7 +31,7 @@ def check_python(runtime: Runtime, source: SourceFile, text: str, module: cst.Mo
             runtime.run_file_rules(source.kind, ctx)
     return scan_python(source.display, text, runtime.walker, runtime.catalogue, after_walk, floor=runtime.floor,
                        hidden=runtime.hidden_codes, module=module,
-                       facts=runtime.project.facts(source.path, source.display))
+                       facts=runtime.facts(source))
 
 
 def check_document(runtime: Runtime, source: SourceFile, text: str) -> FileResult:
@@ -78,7 +78,7 @@ def _python_findings(runtime: Runtime, source: SourceFile, notebook: Notebook, r
                      shell: tuple[Finding, ...] = ()) -> list[Finding]:
     """One parse of all code cells (names flow from cell to cell); when that fails, each cell on
     its own, and only the cells that do not parse are errors."""
-    facts = runtime.project.facts(source.path, source.display)  # a notebook under tests/ is test-only code
+    facts = runtime.facts(source)  # a notebook under tests/ is test-only code
     whole = scan_python(source.display, notebook.code, runtime.walker, runtime.catalogue, floor=runtime.floor,
                         hidden=runtime.hidden_codes, gate_extra=shell, facts=facts)
     if not any(error.kind == "parse" for error in whole.errors):

@@ -9,10 +9,11 @@ cache never builds one."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from auditor.analysis.project import ProjectInfo
+from auditor.analysis.project import FileFacts, ProjectInfo
 from auditor.cache.keys import digest
 from auditor.catalogue import extended
 from auditor.checks.registry import build_prefilter, full_catalogue
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from auditor.config.settings import Settings
     from auditor.context import FileContext
     from auditor.discover.files import SourceFile
+    from auditor.fix.device_owner import DeviceOwner
 
 
 def catalogue_for(settings: Settings | None, checked: tuple[str, ...] | None = None) -> Catalogue:
@@ -63,6 +65,8 @@ class Runtime:
         self.floor = floor or TorchFloor()
         self.project = project if project is not None else ProjectInfo(os.getcwd())
         self.root = root  # the scanned folder: includes never read outside it
+        # A fix run's device owner (auditor/fix/device_owner.py): with it, the device ties get rewrites.
+        self.device_owner: DeviceOwner | None = None
         self.python_rules = [r for r in rules if "python" in r.file_kinds]
         # Rules left out of the selection whose findings still keep a file from being CUDA-clean
         # (auditor/fix/policy.py): they run, their findings only hold fixes back.
@@ -82,6 +86,14 @@ class Runtime:
         self.known_codes: dict[str, str] | None = None  # every rule code and name (postprocess)
         # The letters of every rule code ("LK", a plugin's "ACME"): a `noqa:` naming none is not ours.
         self.code_prefixes = tuple(sorted({r.code.rstrip("0123456789").upper() for r in rules} | {"LK"}))
+
+    def facts(self, source: SourceFile) -> FileFacts:
+        """What the project says about the file, with the device owner in a fix run."""
+        facts = self.project.facts(source.path, source.display)
+        if self.device_owner is None or self.root is None:
+            return facts
+        where = os.path.relpath(os.path.abspath(source.path), os.path.abspath(self.root)).replace(os.sep, "/")
+        return replace(facts, device_owner=self.device_owner, root_path=where)
 
     def may_match(self, data: bytes, path: str = "") -> bool:
         """The prefilter: can this Python file (at `path`, as reported) hold a finding at all?"""

@@ -12,6 +12,7 @@ optional."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from auditor.portability.score import compute_scores
 from auditor.portability.verdict import verdicts
 
 if TYPE_CHECKING:
+    from auditor.fix.device_owner import DeviceOwner
     from auditor.report.model import ComponentJudgement
 
 PLAN_FORMAT_VERSION = 2  # 2: the headline's `components`, each item's `components` and `optional`
@@ -57,6 +59,10 @@ class Scan:
     # component of a finding's path; none: the plan is not split by component
     components: Sequence[ComponentJudgement] = ()
     component_of: Callable[[str], str | None] | None = None
+    # the project's device owner as `audit --fix` finds it (auditor/fix/device_owner.py): a helper or
+    # constant, or the module it would create; None when not looked for
+    device_owner: DeviceOwner | None = None
+    scan_root: str = ""  # the folder the owner's path is relative to
 
     def headline_part(self) -> tuple[list[Finding], list[FileError]]:
         return self.shipped if self.shipped is not None else (self.findings, self.errors)
@@ -201,8 +207,29 @@ def _dependency(group: dict, scan: Scan, order: tuple[str, ...]) -> dict:
 # ---- step 2 ----------------------------------------------------------------------------------------
 
 def _owner(scan: Scan) -> str | None:
+    """Where the device is chosen today: the helper or constant `audit --fix` would use (path:line of
+    its signal when one names that file), else the first device-owner signal; None when none."""
     owners = of_kind(scan.signals, "device-owner")
+    found = scan.device_owner
+    if found is not None and found.kind != "accelerator" and not found.created:
+        path = _shown_path(scan, found.path)
+        line = next((s.line for s in owners if s.path == path), None)
+        return f"{path}:{line}" if line is not None else path
+    if found is not None and found.created:
+        return None  # the helpers the signals name hard-code CUDA (or are tests): `audit --fix` owns none of them
     return f"{owners[0].path}:{owners[0].line}" if owners else None
+
+
+def _shown_path(scan: Scan, path: str) -> str:
+    if not scan.scan_root:
+        return path
+    return os.path.relpath(os.path.join(scan.scan_root, path), scan.root).replace(os.sep, "/")
+
+
+def _new_owner(scan: Scan) -> str:
+    """The module the plan names when no owner exists: the one `audit --fix` creates."""
+    found = scan.device_owner
+    return _shown_path(scan, found.path) if found is not None and found.created else NEW_OWNER
 
 
 def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
@@ -218,7 +245,7 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
         places = sorted({(f.path, f.line) for f in found} | {(s.path, s.line) for s in compiled})
         fixed = sum(1 for f in found if fixable(f))
         cost = _combined([scan.cost(f, target, catalogue) for f in found], catalogue.effort.order)
-        text = choice.owner.format(owner=owner or NEW_OWNER,
+        text = choice.owner.format(owner=owner or _new_owner(scan),
                                    backend=registry_target.backend or "its backend",
                                    visibility=", ".join(registry_target.visibility) or "none")
         groups.append({"kind": choice.kind, "title": choice.title, "owner": text, "lines": len(places),
@@ -235,7 +262,10 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
     summary = (f"{total} line(s) choose the hardware, {fixed} of them rewritten by `audit --fix`. "
                "Worth doing even if the team never moves: one setting decides the device, precision, compile mode "
                "and backend.") if groups else "No hardware choice is spread through the code: nothing to gather."
-    if groups and owner is None:
+    if groups and owner is None and _new_owner(scan) != NEW_OWNER:
+        summary += (f" No device helper was found: `audit --fix` creates `{_new_owner(scan)}` (an environment "
+                    f"override first, then the accelerator torch finds) and rewrites the device ties to it.")
+    elif groups and owner is None:
         summary += f" No device helper was found: create one (`{NEW_OWNER}` below; any name will do)."
     return _step(2, "hardware-choices", "One place for hardware choices", summary, items, catalogue.effort.order,
                  owner=owner, groups=groups)

@@ -70,7 +70,8 @@ def run_plan(request: PlanRequest) -> str:
     result = scan([request.path], settings, base=os.getcwd())
     found = Scan(result.root, result.findings, result.errors, find_signals(result.files, catalogue),
                  settings.overall_targets, frozenset(f.kind for f in result.files), result.headline(),
-                 judge_components(result, settings.overall_targets), result.component_of)
+                 judge_components(result, settings.overall_targets), result.component_of,
+                 _device_owner(result), result.scan_root or result.root)
     if request.target is None:
         document = ranking(found, catalogue)
         return _render(document, request.output_format, render_ranking, result, found)
@@ -84,6 +85,18 @@ def run_plan(request: PlanRequest) -> str:
             raise PlanUsage(str(exc)) from None
     document = plan_for(found, request.target, catalogue, written)
     return _render(document, request.output_format, render_plan, result, found)
+
+
+def _device_owner(result):
+    """The project's device owner, as `audit --fix` finds it (or the module it would create)."""
+    # the fixer's modules only when a plan is built (the plan command's other paths do without them)
+    from auditor.fix.device_owner import find_device_owner
+    from auditor.fix.floor import TorchFloor
+    from auditor.pipeline.runtime import catalogue_for
+
+    paths = [s.path for s in result.files if s.kind in ("python", "setup-py")]
+    return find_device_owner(result.scan_root or result.root, paths, result.floor or TorchFloor(),
+                             catalogue_for(result.settings))
 
 
 def _render(document: dict, fmt: str, markdown, result, found: Scan) -> str:

@@ -49,7 +49,12 @@ if TYPE_CHECKING:
 # 8: each finding has `guard`: the kinds of the guards behind its `guarded`/`optional` context
 # ("option", "build+env"; rules/contexts.toml, "Guard kinds"), or null; context "demo" (a package
 # module's `if __name__ == "__main__":` block, never failing a verdict, like "test").
-FORMAT_VERSION = 8
+# 9: `fixes` (null, or with --fix/--diff what the run did: {mode, unsafe, fixed, files_changed, created
+# [{path, written}], device_owner {module, function, path, created, kind} or null, files_made_cuda_clean,
+# files_not_cuda_clean, files [{path, cuda_clean_before, cuda_clean, fixed {rule: count}, blockers [{rule,
+# name, line, column}], blocker_count}]}); a finding's `fix` may have `creates` ([{path, content}]: files the
+# fix creates).
+FORMAT_VERSION = 9
 
 
 def summary(result: ScanResult, findings: list[Finding] | None = None, errors: int | None = None) -> dict:
@@ -124,6 +129,7 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
         "run": {"files_parsed": result.files_parsed, "files_cached": result.files_cached},
         "errors": [e.to_dict() for e in errors],
         "warnings": sorted(result.warnings),
+        "fixes": result.fixes.to_dict() if result.fixes is not None else None,
         **_run_facts(result, report),
     }
     if with_findings:

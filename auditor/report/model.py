@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from auditor.analysis.components import Component, Layout
     from auditor.checks.base import Rule
     from auditor.discover.files import SourceFile
+    from auditor.fix.clean import FixSummary
     from auditor.fix.floor import TorchFloor
     from auditor.gates.baseline import Comparison
     from auditor.gates.changed_lines import ChangedLines
@@ -45,6 +46,7 @@ class ScanResult:
     selected: list[Rule] | None = field(default=None, repr=False)
     floor: TorchFloor | None = None  # the project's torch floor the fixes were judged against
     layout: Layout | None = field(default=None, repr=False)  # the components (auditor.analysis.components)
+    fixes: FixSummary | None = field(default=None, repr=False)  # --fix / --diff: what it did (auditor/fix/clean.py)
     _relative: dict[str, str] = field(default_factory=dict, repr=False)
 
     def component_of(self, path: str) -> str | None:

@@ -231,6 +231,32 @@ class TreeFile:
                 raise WriteRefused("not a regular file")
             return handle.read(limit)
 
+    def create(self, data: bytes) -> None:
+        """Create the file with `data`; WriteRefused when anything exists at its name (a file, a
+        link, a folder): written to a temporary file, then linked to the name, which fails rather
+        than replace what appeared meanwhile."""
+        temp = f".{self.name[:60]}.{os.urandom(6).hex()}.lockin-tmp"
+        try:
+            temp_fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=self.fd)
+        except OSError as exc:
+            raise WriteRefused(f"cannot write {self.shown}: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(temp_fd, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            try:
+                os.link(temp, self.name, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+            except FileExistsError:
+                raise WriteRefused(f"{self.shown} exists (audit never writes over a file)") from None
+            except OSError as exc:
+                raise WriteRefused(f"cannot write {self.shown}: {exc.strerror or exc}") from None
+        finally:
+            try:
+                os.unlink(temp, dir_fd=self.fd)
+            except OSError:
+                pass
+
     def replace(self, data: bytes, expected: bytes) -> None:
         """Rewrite the file with `data` if it still holds `expected`; WriteRefused says why not."""
         try:
