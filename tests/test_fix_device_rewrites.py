@@ -243,3 +243,11 @@ def test_a_tie_guarded_by_a_device_check_does_not_hold_the_swaps_one_guarded_by_
     after = fixed(tmp_path / "b", availability, unsafe=True)
     assert "x = torch.ones(1).to(get_device())" in after and "torch.cuda.synchronize()" in after
     assert "    m = m.cuda()" in after  # the guarded branch stays CUDA's, and holds the swaps back
+
+
+def test_where_the_project_device_is_out_of_reach_cuda_gets_the_accelerator_swap_as_before(tmp_path):
+    """An Accelerator owns the device (nothing is created): `.cuda()` keeps F23, the gated swap main had."""
+    (tmp_path / "acc.py").write_text("from accelerate import Accelerator\naccelerator = Accelerator()\n")
+    after = fixed(tmp_path, "import torch\nm = M().cuda()\n", unsafe=True)
+    assert after == "import torch\nm = M().to(torch.accelerator.current_accelerator())\n"
+    assert not (tmp_path / "device_choice.py").exists()

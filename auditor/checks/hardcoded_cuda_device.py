@@ -202,11 +202,12 @@ class HardcodedCudaDevice(ValueFlowRule):
         pinned = self._pinning(node, rewriter) if string_value(node) == "cuda" and _may_hold_fixable(rewriter) else None
         if pinned is not None:
             return pinned
-        if rewriter.device_known():
-            return device_fix(node, rewriter)
+        owned = device_fix(node, rewriter) if rewriter.device_known() else None
+        if owned is not None and owned.applicability != "display":
+            return owned
         if string_value(node) != "cuda" or not _may_hold_fixable(rewriter):
-            return None  # most files have none of these calls: spare them the parent map
-        return self._mesh(node, rewriter)
+            return owned  # most files have none of these calls: spare them the parent map
+        return self._mesh(node, rewriter) or owned  # where the project's device is out of reach: F26 as before
 
     def _pinning(self, node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
         arg = rewriter.parent(node)

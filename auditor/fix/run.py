@@ -45,6 +45,8 @@ def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool,
     if write and run.changed:
         result = rescan()
     result.fixes = summary
+    for text in summary_lines(summary):  # before the count line, which stays the last word on what was fixed
+        print(f"audit: {text}", file=err)
     files = len(run.changed)
     verb = "fixed" if write else "would fix"
     line = f"audit: {verb} {run.fixed_count} finding{'s' if run.fixed_count != 1 else ''} in {files} file{'s' if files != 1 else ''}"
@@ -52,8 +54,6 @@ def run_fixes(result: ScanResult, settings: Settings, unsafe: bool, write: bool,
         more = more_with_unsafe(result) if write else 0
         line += f" ({more} more with --unsafe-fixes)" if more else ""
     print(line, file=err)
-    for text in summary_lines(summary):
-        print(f"audit: {text}", file=err)
     if show and run.changed:
         print(f"{'Fixed' if write else 'Would fix'}:", file=err)
         for item in run.changed:
