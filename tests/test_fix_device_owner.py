@@ -260,3 +260,21 @@ def test_an_accelerator_imported_but_never_built_owns_nothing(tmp_path):
     write(tmp_path, {"types.py": "from accelerate import Accelerator\n\ndef run(acc: Accelerator):\n    pass\n",
                      "train.py": "x.cuda()\n"})
     assert owner_of(tmp_path).created
+
+
+@pytest.mark.parametrize("where", ["inside", "elsewhere"])
+def test_a_fix_run_judges_the_package_the_same_from_any_working_directory(tmp_path, monkeypatch, capsys, where):
+    """The project's facts come from the scanned folder: run from a folder outside it, a file deep in
+    the package was taken for a package of its own (`utils`, not `pkg.utils`), outside the package
+    that owns the device, and its rewrites were held."""
+    from auditor.cli import main
+
+    repo = tmp_path / "repo"
+    write(repo, {"pyproject.toml": '[project]\nname = "pkg"\n', "pkg/__init__.py": "",
+                 "pkg/utils/__init__.py": "",
+                 "pkg/utils/run.py": "import torch\n\n\ndef run(model):\n    return model.cuda()\n"})
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(repo if where == "inside" else tmp_path / "elsewhere")
+    main([str(repo), "--fix", "--unsafe-fixes", "--no-cache", "--isolated", "-s"])
+    assert "model.to(get_device())" in (repo / "pkg" / "utils" / "run.py").read_text()
+    assert (repo / "pkg" / "device_choice.py").is_file()

@@ -29,6 +29,7 @@ import ast
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from auditor.fix.floor import version_tuple
@@ -147,9 +148,23 @@ def _read(root: str, rel: str, max_bytes: int) -> str | None:
 
 
 def _may_own(text: str, table: dict) -> bool:
-    words = [*table.get("functions", ()), *table.get("constants", ()), table.get("marker", "\0"),
-             *(name.rsplit(".", 1)[-1] for name in table.get("accelerator_objects", ()))]
-    return any(word in text for word in words)
+    """Whether the file can hold an owner, before it is parsed: a module-level definition of an owner
+    function or constant, the created module's marker, or an Accelerator/Fabric built or aliased
+    (a bare substring test let every `tensor.get_device()` through: a third of timm parsed again)."""
+    return _owner_pattern(tuple(table.get("functions", ())), tuple(table.get("constants", ())),
+                          table.get("marker", "\0"), tuple(name.rsplit(".", 1)[-1]
+                                                             for name in table.get("accelerator_objects", ()))
+                          ).search(text) is not None
+
+
+@lru_cache(maxsize=4)
+def _owner_pattern(functions: tuple[str, ...], constants: tuple[str, ...], marker: str,
+                   objects: tuple[str, ...]) -> re.Pattern[str]:
+    def names(words: tuple[str, ...]) -> str:
+        return "|".join(map(re.escape, words)) or "(?!)"
+
+    return re.compile(rf"^def\s+(?:{names(functions)})\s*\(|^(?:{names(constants)})\s*=|{re.escape(marker)}"
+                      rf"|\b(?:{names(objects)})\s*(?:\(|\s+as\s)", re.MULTILINE)
 
 
 def _parse(text: str) -> ast.Module | None:

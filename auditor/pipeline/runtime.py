@@ -63,7 +63,9 @@ class Runtime:
         self.max_bytes = max_bytes
         self.settings = settings
         self.floor = floor or TorchFloor()
-        self.project = project if project is not None else ProjectInfo(os.getcwd())
+        # the project's facts are read from the scanned folder, never from the working directory:
+        # rooted elsewhere, a package's folders above it (and its tests/ folder) went unseen
+        self.project = project if project is not None else ProjectInfo(root or os.getcwd())
         self.root = root  # the scanned folder: includes never read outside it
         # A fix run's device owner (auditor/fix/device_owner.py): with it, the device ties get rewrites.
         self.device_owner: DeviceOwner | None = None
