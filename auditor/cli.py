@@ -129,7 +129,7 @@ def scan(paths: list[Path] | None = None, **values: Any) -> int:
     if request["show_fixes"] and not (request["fix"] or request["diff"]):
         raise UsageProblem("--show-fixes lists what --fix or --diff changes; add one of them")
     try:
-        return execute(given, settings, Request(**request))
+        return execute(given, settings, Request(**request, unsafe_fixes=settings.unsafe_fixes))
     except EOFError as exc:  # click would report it as Ctrl-C ("interrupted", exit 130): it is a failure
         raise RuntimeError(f"unexpected end of data from a child process ({exc or 'EOF'})") from None
 

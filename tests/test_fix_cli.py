@@ -149,3 +149,14 @@ def test_exit_non_zero_on_fix_as_ruff(cli, repo):
 def test_output_file_is_ruffs_name_for_output(cli, repo):
     code, out, _ = cli(str(repo), "--format", "json", "--output-file", str(repo / "r.json"))
     assert code == 0 and out == "" and json.loads((repo / "r.json").read_text(encoding="utf-8"))["findings"]
+
+
+def test_unsafe_fixes_from_the_configuration_as_ruffs_key(cli, repo):
+    (repo / "lockin-auditor.toml").write_text("unsafe-fixes = true\n", encoding="utf-8")
+    _, out, _ = cli(str(repo))
+    assert "[*] 2 fixable with `audit --fix --unsafe-fixes`." in out  # marked as the flag marks them
+    cli(str(repo), "--fix")
+    assert (repo / "sync.py").read_text() == SYNCED  # the unsafe synchronize swap applied, no flag given
+    (repo / "lockin-auditor.toml").write_text("unsafe-fixes = 1\n", encoding="utf-8")
+    code, _, err = cli(str(repo))
+    assert code == 2 and "unsafe-fixes" in err  # a wrong type stops the run, as every key's does

@@ -184,6 +184,20 @@ async def test_safe_fixes_are_quick_fixes_and_fix_all_gives_the_cli_fix(client: 
 
 
 @on_server
+async def test_unsafe_fixes_switched_on_in_the_configuration_are_quick_fixes(client: LanguageClient,
+                                                                             project: Path) -> None:
+    folder = project / "bold"
+    folder.mkdir(exist_ok=True)
+    (folder / "lockin-auditor.toml").write_text("unsafe-fixes = true\n", encoding="utf-8")
+    path = folder / "model.py"
+    found = by_code(await opened(client, path, SOURCE))
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(path.as_uri()), found["LK102"].range, types.CodeActionContext(diagnostics=[])))
+    assert [a.diagnostics[0].code for a in actions or [] if a.kind == types.CodeActionKind.QuickFix] == ["LK102"]
+    closed(client, path)
+
+
+@on_server
 async def test_the_configuration_of_the_files_folder_is_read(client: LanguageClient, project: Path) -> None:
     path = project / "quiet" / "model.py"
     assert set(by_code(await opened(client, path, SOURCE))) == {"LK209", "LK102", "LK204"}  # ignore = LK205

@@ -581,8 +581,10 @@ KEYS: tuple[Key, ...] = (
     # -- fixes
     Key("fix", "Apply the safe fixes, then report what remains.", to="request.fix",
         flags=("--fix",), option=bool, option_default=False, panel=FIXES),
-    Key("unsafe-fixes", "Also apply (with --fix or --diff) and mark the unsafe fixes.", to="request.unsafe_fixes",
-        flags=("--unsafe-fixes",), option=bool, option_default=False, panel=FIXES),
+    Key("unsafe-fixes", "Also apply (with --fix or --diff) and mark the unsafe fixes (also the editor's code "
+        "actions, `audit server`).",
+        field="unsafe_fixes", type=bool, default=False, file=_boolean,
+        flags=("--unsafe-fixes",), option=bool | None, panel=FIXES, extra={"show_default": False}),
     Key("fix-tests", "With --fix or --diff: also rewrite test code's device ties to the project's device (left as "
         "they are by default: a test's CUDA device is often what it tests).",
         field="fix_tests", type=bool, default=False, file=_boolean,

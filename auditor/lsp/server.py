@@ -89,10 +89,14 @@ class AuditServer(LanguageServer):
 
     def _fixed(self, check: DocumentCheck) -> str | None:
         try:
-            return fixed_text(check, self.unsafe_fixes)
+            return fixed_text(check, self._unsafe(check))
         except Exception:  # a fixer bug costs the fix-all action, not the server
             logger.exception("fixing %s failed", check.path)
             return None
+
+    def _unsafe(self, check: DocumentCheck) -> bool:
+        """Unsafe fixes on: `--unsafe-fixes`, the editor's `unsafeFixes`, or the file's configuration."""
+        return self.unsafe_fixes or bool(check.result is not None and check.result.settings.unsafe_fixes)
 
     def close(self, uri: str) -> None:
         waiting = self.pending.pop(uri, None)
@@ -107,7 +111,7 @@ class AuditServer(LanguageServer):
         document = self.document(uri)
         if check is None or document is None or check.text != document.source:
             return []  # no check of this text yet: edits would land on the wrong text
-        actions = convert.quick_fixes(check, uri, params.range, self.unsafe_fixes, only)
+        actions = convert.quick_fixes(check, uri, params.range, self._unsafe(check), only)
         if convert.wants_fix_all(only):
             fixed = await asyncio.get_running_loop().run_in_executor(self.worker, self._fixed, check)
             if fixed is not None:
