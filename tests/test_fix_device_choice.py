@@ -92,13 +92,49 @@ def test_nccl_stays_while_a_raising_tie_remains(tmp_path):
     assert held and held[0].startswith("held back until this file is CUDA-clean"), held
 
 
-@pytest.mark.xfail(strict=True, reason="the display context holds unsafe fixes and does not block the gate, but "
-                   "torch.cuda.current_device() raises without CUDA even inside print(): the policy's [context] "
-                   "hold_unsafe / not_blocking_contexts would need to tell raising calls apart (not this branch's rows)")
+@pytest.mark.xfail(strict=True, reason="a display context keeps its unsafe rewrite as a suggestion ([context] "
+                   "hold_unsafe: the message would report another device); it now blocks the gate instead (below), so "
+                   "the file is reported not CUDA-clean, but the raising call itself stays")
 def test_a_printed_current_device_does_not_leave_a_raise_behind(tmp_path):
     text, _ = fixed(tmp_path, "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
                               "print('running on', torch.cuda.current_device())\n")
     assert "torch.cuda.current_device()" not in text, text
+
+
+def cuda_clean_after_fixing(tmp_path, source: str) -> tuple[str, list]:
+    """The fixed text and the raising ties the gate names for it: the reason the swap of
+    `torch.cuda.synchronize()` stays held, or nothing when it applied."""
+    text, findings = fixed(tmp_path, source)
+    reasons = [f.fix.reason for f in findings if f.rule == "LK204" and f.fix is not None and f.fix.reason]
+    return text, [r for r in reasons if r.startswith("held back until this file is CUDA-clean")]
+
+
+SWAPPABLE = "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+
+
+def test_a_printed_call_that_raises_on_the_cpu_holds_the_gated_swaps(tmp_path):
+    text, blockers = cuda_clean_after_fixing(tmp_path, SWAPPABLE + "print('on', torch.cuda.current_device())\n")
+    assert text.startswith(SWAPPABLE) and "print('on', torch.cuda.current_device())" in text, text
+    assert blockers and "LK203 at 4:" in blockers[0], blockers  # named as what keeps it from being CUDA-clean
+
+
+def test_a_printed_cuda_fact_that_raises_nowhere_does_not_hold_the_gate(tmp_path):
+    text, blockers = cuda_clean_after_fixing(tmp_path, SWAPPABLE + "print('built for', torch.version.cuda)\n")
+    assert "torch.accelerator.synchronize()" in text and blockers == [], (text, blockers)
+
+
+def test_a_printed_call_under_a_device_check_no_swap_touches_does_not_hold_the_gate(tmp_path):
+    # `x.is_cuda` stays as it is: the print still runs only on CUDA
+    text, blockers = cuda_clean_after_fixing(tmp_path, SWAPPABLE + "x = torch.ones(1)\nif x.is_cuda:\n"
+                                                                   "    print('on', torch.cuda.current_device())\n")
+    assert "torch.accelerator.synchronize()" in text and blockers == [], (text, blockers)
+
+
+def test_a_printed_call_under_an_availability_check_holds_the_gate(tmp_path):
+    # the swap would turn this check into an accelerator check too, and the print would raise on MPS/XPU
+    source = SWAPPABLE + "if torch.cuda.is_available():\n    print('on', torch.cuda.current_device())\n"
+    text, blockers = cuda_clean_after_fixing(tmp_path, source)
+    assert text == source and blockers and "LK203 at 5:" in blockers[0], (text, blockers)
 
 
 @pytest.mark.xfail(strict=True, reason="the fix run picks the device owner only for files whose first scan has a "
