@@ -74,11 +74,15 @@ def test_the_gate_is_judged_again_after_the_safe_fixes(cli, tmp_path, monkeypatc
     block (AMP only turns off elsewhere), a `torch.zeros(..., device="cuda")` it makes visible does."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text(TRAIN + SYNC.replace("import torch\n", ""), encoding="utf-8")
-    cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
+    _, _, err = cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
     text = (tmp_path / "train.py").read_text(encoding="utf-8")
-    # autocast("cuda") appears only in the second round (from LK209's fix): no device owner was chosen for this
-    # run, so it stays (a second run rewrites it: see the devfix2 report)
-    assert 'torch.amp.autocast("cuda"' in text and "torch.accelerator.synchronize()" in text
+    # autocast("cuda") appears only in the second round (from LK209's fix): the device owner is found then, so
+    # the same run gives it the project's device type (a second run changes nothing)
+    assert 'autocast(get_device().type' in text and "torch.accelerator.synchronize()" in text, text
+    assert "audit: created device_choice.py" in err and "audit: train.py: CUDA-clean now" in err, err
+    cli(str(tmp_path), "--fix", "--unsafe-fixes", "--torch-version", "2.13")
+    assert (tmp_path / "train.py").read_text(encoding="utf-8") == text
+    (tmp_path / "device_choice.py").unlink()  # the next run creates it again
     # A "cuda" device argument is rewritten to the project's device (and so opens the gate too); a stated
     # requirement that the tensor is on CUDA is not, and keeps the gate shut.
     (tmp_path / "train.py").write_text(TRAIN.replace("return model(x)", 'return model(torch.zeros(1, device="cuda"))')

@@ -29,7 +29,7 @@ from auditor.fix.applicability import fixable
 from auditor.fix.edits import apply_edits, select
 from auditor.fix.imports import name_uses, remove_unused
 from auditor.fix.reexports import ReExports
-from auditor.model import FileError, Finding
+from auditor.model import FileError, FileResult, Finding
 from auditor.pipeline.runtime import Runtime, catalogue_for
 from auditor.python import scan as python_scan
 from auditor.python.scan import parse_module, unvalidated_parsing
@@ -75,6 +75,8 @@ class FileFix:
     remaining: list[Finding] | None = None
     # The names other modules of the project import from this one: imports the fixes left unused stay.
     exported: Callable[[], frozenset[str]] | None = field(default=None, repr=False, compare=False)
+    # Finds the project's device owner when a round's findings first need it (True: found now, check again).
+    find_owner: Callable[[list[Finding]], bool] | None = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
@@ -140,6 +142,7 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
                           root=root)
     if device_ties:  # known for every file the run checks, so that a second run judges as the first did
         run.device_owner = runtime.device_owner = _device_owner(result, runtime, root)
+    find_owner = None if device_ties else _OwnerOnDemand(result, runtime, root, run)
     creator = _Creator(run, root, result.root, write)
     sources = {source.display: source for source in result.files}
     reexports = ReExports(((s.path, s.display) for s in result.files if s.kind in PYTHON_KINDS), max_bytes)
@@ -153,7 +156,8 @@ def fix_paths(result: ScanResult, unsafe: bool, write: bool, max_bytes: int, run
                     path, "fix", "not fixed: the file is a symlink (audit never writes through links)")))
                 continue
             try:
-                run.files.append(fix_file(runtime, source, root, unsafe, write, max_bytes, reexports, creator))
+                run.files.append(fix_file(runtime, source, root, unsafe, write, max_bytes, reexports, creator,
+                                          find_owner))
             except Exception as exc:  # a bug must not stop the other files from being fixed
                 run.files.append(FileFix(path, error=FileError(
                     path, "fix", f"not fixed: internal error ({type(exc).__name__}: {exc}); please report it")))
@@ -169,10 +173,35 @@ def _device_candidates(result: ScanResult) -> tuple[set[str], bool]:
     ties = [f for f in result.findings if f.rule in rules]
     if not ties:
         return set(), False
+    return {f.path for f in _rewritable_ties(ties, result)}, True
+
+
+def _rewritable_ties(ties: list[Finding], result: ScanResult) -> list[Finding]:
+    """The device-rule findings outside the contexts where their rewrites stay suggestions."""
     held = set(catalogue_for(result.settings).table("fixes").get("context", {}).get("hold_device", ()))
     if not getattr(result.settings, "fix_tests", False):
         held.add("test")
-    return {f.path for f in ties if not (f.context and not held.isdisjoint(f.context.split("+")))}, True
+    return [f for f in ties if not (f.context and not held.isdisjoint(f.context.split("+")))]
+
+
+class _OwnerOnDemand:
+    """The device owner for a run whose scan had no device tie, found when a round creates one
+    (`GradScaler()` -> `GradScaler("cuda")`): so that one run reaches what a second would."""
+
+    def __init__(self, result: ScanResult, runtime: Runtime, root: str, run: FixRun) -> None:
+        self.result, self.runtime, self.root, self.run = result, runtime, root, run
+        self.rules = {rule.code for rule in result.rules if rule.uses_device_owner()}
+        self.looked = False
+
+    def __call__(self, findings: list[Finding]) -> bool:
+        if self.looked:
+            return False
+        ties = [f for f in findings if f.rule in self.rules]
+        if not ties or not _rewritable_ties(ties, self.result):
+            return False
+        self.looked = True
+        self.run.device_owner = self.runtime.device_owner = _device_owner(self.result, self.runtime, self.root)
+        return self.runtime.device_owner is not None
 
 
 def _device_owner(result: ScanResult, runtime: Runtime, root: str) -> DeviceOwner | None:
@@ -230,10 +259,11 @@ class _Creator:
 
 
 def fix_file(runtime: Runtime, source: SourceFile, root: str, unsafe: bool, write: bool, max_bytes: int,
-             reexports: ReExports | None = None, creator: _Creator | None = None) -> FileFix:
+             reexports: ReExports | None = None, creator: _Creator | None = None,
+             find_owner: Callable[[list[Finding]], bool] | None = None) -> FileFix:
     """Fix one file, read and written through its folder's descriptor (auditor/sandbox/safe_files.py).
     The files its fixes need (`creates`) are created first; when they cannot be, it is not written."""
-    outcome = FileFix(source.display)
+    outcome = FileFix(source.display, find_owner=find_owner)
     if reexports is not None:
         outcome.exported = lambda: reexports.imported_from(source.display)
     try:
@@ -305,7 +335,7 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
 
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
-        result = runtime.check_text(source, text, module)
+        result = _check(runtime, source, outcome, text, module)
         outcome.remaining = result.findings
         findings = [f for f in result.findings if fixable(f, unsafe)]
         taken, edits = select([f.fix for f in findings], text)  # type: ignore[misc]
@@ -340,6 +370,15 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
         return None
     return module
+
+
+def _check(runtime: Runtime, source: SourceFile, outcome: FileFix, text: str,
+           module: cst.Module | None = None) -> FileResult:
+    """The round's check of `text`; again once the device owner it first needs is found."""
+    result = runtime.check_text(source, text, module)
+    if outcome.find_owner is not None and outcome.find_owner(result.findings):
+        result = runtime.check_text(source, text, module)  # its device ties get their rewrites now
+    return result
 
 
 def _note_creates(outcome: FileFix, taken: list[Finding]) -> None:
@@ -386,7 +425,7 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
         return  # the scan reported it
     for phase_unsafe in (False, True) if unsafe else (False,):
         for _ in range(MAX_ROUNDS):
-            findings = [f for f in runtime.check_text(source, text).findings
+            findings = [f for f in _check(runtime, source, outcome, text).findings
                         if fixable(f, phase_unsafe) and f.cell is not None]
             if not findings:
                 break
