@@ -54,8 +54,10 @@ def audit(*args: str, cwd: Path, env: dict | None = None, **kwargs) -> subproces
                           timeout=300, **kwargs)
 
 
-def ratio(worst, normal, repeat: int = 3) -> float:
-    """Best-of time of `worst` over best-of time of `normal`."""
+def ratio(worst, normal, repeat: int = 3, attempts: int = 2) -> float:
+    """Best-of time of `worst` over best-of time of `normal`; measured again (up to `attempts`
+    times) while it looks too large, the smallest kept: a pause of the machine (another job, a
+    collection) slows one measurement, a super-linear cost slows every one."""
     def best(function) -> float:
         times = []
         for _ in range(repeat):
@@ -64,7 +66,12 @@ def ratio(worst, normal, repeat: int = 3) -> float:
             times.append(time.perf_counter() - start)
         return max(min(times), 1e-4)
 
-    return best(worst) / best(normal)
+    found = best(worst) / best(normal)
+    for _ in range(attempts - 1):
+        if found < 2.5:  # below every bound the tests use (3 and up): nothing to measure again
+            break
+        found = min(found, best(worst) / best(normal))
+    return found
 
 
 def test_setup_cfg_line_of_blanks_is_linear():
