@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from auditor.analysis.project import is_test_path
 from auditor.fix.floor import version_tuple
 from auditor.read import toml_guard
 from auditor.read.text import SourceError, decode_python
@@ -47,8 +48,8 @@ if TYPE_CHECKING:
     from auditor.fix.floor import TorchFloor
 
 MAX_OWNER_FILE_BYTES = 512 * 1024  # a device helper is a small module; larger files are not read for it
-_TEST_PART = re.compile(r"(?i)^(tests?|testing)$|^test_\w*\.py$|^\w+_test\.py$|^conftest\.py$")
-_SKIPPED_FOLDERS = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "build", "dist",
+# Folders no owner is looked for in, and that hold no package of the project (test code: is_test_path).
+_SKIPPED_FOLDERS = frozenset({"docs", "doc", "examples", "benchmarks", "build", "dist",
                               ".git", ".venv", "venv", "node_modules", "site-packages"})
 
 
@@ -107,7 +108,7 @@ def _find(root: str, files: list[str], floor: TorchFloor, catalogue: Catalogue, 
     found: list[tuple[int, int, str, DeviceOwner]] = []  # (rank, depth, path, owner): the best first
     accelerator = ""
     for rel in relative:
-        if _is_test(rel) or any(part in _SKIPPED_FOLDERS for part in rel.split("/")[:-1]):
+        if is_test_path(rel) or any(part in _SKIPPED_FOLDERS for part in rel.split("/")[:-1]):
             continue
         text = _read(root, rel, max_bytes)
         if text is None or not _may_own(text, table):
@@ -132,10 +133,6 @@ def _find(root: str, files: list[str], floor: TorchFloor, catalogue: Catalogue, 
 def _relative(root: str, path: str) -> str | None:
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     return None if rel.startswith("..") or os.path.isabs(rel) else rel.replace(os.sep, "/")
-
-
-def _is_test(rel: str) -> bool:
-    return any(_TEST_PART.match(part) for part in rel.split("/"))
 
 
 def _read(root: str, rel: str, max_bytes: int) -> str | None:
@@ -303,7 +300,7 @@ def _home(root: str, relative: list[str]) -> tuple[str, str]:
     packages: dict[str, int] = {}
     scripts: dict[str, int] = {}
     for rel in relative:
-        if _is_test(rel):
+        if is_test_path(rel):
             continue
         parts = rel.split("/")
         top = parts[1] if parts[0] == "src" and len(parts) > 2 else parts[0]
