@@ -239,3 +239,13 @@ def test_add_noqa_keeps_read_only_files_and_links_alone(tmp_path, monkeypatch, c
     assert main([".", "--no-cache", "--add-noqa"]) == 0
     assert "read-only" in capsys.readouterr().err
     assert (tmp_path / "ro.py").read_text() == SYNC
+
+
+def test_one_containment_test_for_every_place_that_asks():
+    """auditor.paths.inside: the walk, the git sandbox, the configuration reader and the fix run's
+    created files ask it; a sibling that starts with the same letters is not inside."""
+    from auditor.paths import inside
+
+    assert inside("/repo", "/repo") and inside("/repo/a/b.py", "/repo") and inside("/repo/a", "/repo/")
+    assert not inside("/repo-other/a.py", "/repo") and not inside("/re", "/repo") and not inside("/", "/repo")
+    assert inside("/x", "/")

@@ -24,6 +24,7 @@ from auditor import targets as registry
 from auditor.config import ConfigError, nearest
 from auditor.config.files import repository_folder
 from auditor.model import SEVERITIES
+from auditor.paths import inside
 from auditor.report import REPORTERS
 
 if TYPE_CHECKING:  # the entries' module loads only for a [catalogue] table (see _catalogue)
@@ -218,9 +219,7 @@ def _target_help() -> str:
 
 
 def _inside(path: str, root: str) -> bool:
-    real = os.path.realpath(path)
-    root = os.path.realpath(root)
-    return real == root or real.startswith(root + os.sep)
+    return inside(os.path.realpath(path), os.path.realpath(root))
 
 
 # -- reading the configuration file -------------------------------------------------------------------

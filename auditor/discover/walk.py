@@ -33,6 +33,7 @@ from auditor.discover.files import (
 from auditor.discover.ignore import SKIPPED_DIRS, Excludes, ExplicitFiles, GitIgnore, load_parents, repository_root
 from auditor.discover.kinds import match as match_kind
 from auditor.model import FileError
+from auditor.paths import inside
 
 # A directory holding one of these files is a virtualenv or a tool cache (CACHEDIR.TAG is the
 # cache-directory standard that pip, cargo and others follow).
@@ -178,7 +179,7 @@ class _Walk:
         if stat.S_ISDIR(mode) or kind is None or self.skipped(entry.path, entry.name, display, False):
             return
         target = os.path.realpath(entry.path)
-        if not _inside(target, self.real_top):
+        if not inside(target, self.real_top):
             self.error(display, "read", "symbolic link to a file outside the scanned folder; not followed")
         elif not stat.S_ISREG(mode):
             self.error(display, "read", "symbolic link to a device, pipe or socket, not a regular file; not read")
@@ -191,7 +192,3 @@ class _Walk:
         if self._real_top is None:
             self._real_top = os.path.realpath(self.top)
         return self._real_top
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

@@ -30,6 +30,7 @@ from auditor.fix.edits import apply_edits, select
 from auditor.fix.imports import name_uses, remove_unused
 from auditor.fix.reexports import ReExports
 from auditor.model import FileError, FileResult, Finding
+from auditor.paths import inside
 from auditor.pipeline.runtime import Runtime, catalogue_for
 from auditor.python import scan as python_scan
 from auditor.python.scan import parse_module, unvalidated_parsing
@@ -242,7 +243,7 @@ class _Creator:
         absolute = os.path.normpath(os.path.join(self.root, path))
         shown = os.path.relpath(absolute, self.base).replace(os.sep, "/")
         item = Created(path, shown, content)
-        if os.path.isabs(path) or path.split("/")[0] == ".." or not absolute.startswith(os.path.abspath(self.root)):
+        if os.path.isabs(path) or not inside(absolute, os.path.abspath(self.root)):
             item.error = f"not created: {path} is outside the scanned folder"
         elif _compiles(content, shown) is not None:
             item.error = f"not created: {shown} would not compile"

@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from auditor.config import ConfigError
+from auditor.paths import inside
 from auditor.read.text import SourceError, read_regular_file
 
 GIT_TIMEOUT = 120
@@ -84,8 +85,7 @@ class Repository:
 
 
 def _inside(path: str, folder: str) -> bool:
-    real, base = os.path.realpath(path), os.path.realpath(folder)
-    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+    return inside(os.path.realpath(path), os.path.realpath(folder))
 
 
 def _read_small(path: str, limit: int = MAX_SMALL_BYTES) -> bytes:
