@@ -170,11 +170,16 @@ def _device_candidates(result: ScanResult) -> tuple[set[str], bool]:
     candidate has a finding of a rule with a device rewrite outside the contexts where they stay
     suggestions (rules/fixes.toml `[context] hold_device`, test code without --fix-tests): only
     these are checked again for them, a check per file being most of a fix run."""
-    rules = {rule.code for rule in result.rules if rule.uses_device_owner()}
+    rules = _device_rules(result)
     ties = [f for f in result.findings if f.rule in rules]
     if not ties:
         return set(), False
     return {f.path for f in _rewritable_ties(ties, result)}, True
+
+
+def _device_rules(result: ScanResult) -> frozenset[str]:
+    """The codes of the run's rules whose fixes rewrite to the project's device owner."""
+    return frozenset(rule.code for rule in result.rules if rule.uses_device_owner())
 
 
 def _rewritable_ties(ties: list[Finding], result: ScanResult) -> list[Finding]:
@@ -191,7 +196,7 @@ class _OwnerOnDemand:
 
     def __init__(self, result: ScanResult, runtime: Runtime, root: str, run: FixRun) -> None:
         self.result, self.runtime, self.root, self.run = result, runtime, root, run
-        self.rules = {rule.code for rule in result.rules if rule.uses_device_owner()}
+        self.rules = _device_rules(result)
         self.looked = False
 
     def __call__(self, findings: list[Finding]) -> bool:
