@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,6 +34,7 @@ from auditor.portability.verdict import verdicts
 
 if TYPE_CHECKING:
     from auditor.fix.device_owner import DeviceOwner
+    from auditor.fix.preview import FixPreview
     from auditor.report.model import ComponentJudgement
 
 PLAN_FORMAT_VERSION = 2  # 2: the headline's `components`, each item's `components` and `optional`
@@ -63,6 +65,21 @@ class Scan:
     # constant, or the module it would create; None when not looked for
     device_owner: DeviceOwner | None = None
     scan_root: str = ""  # the folder the owner's path is relative to
+    # a dry `audit --fix` (auditor/fix/preview.py): what its rewrites leave, those to the device owner
+    # included; None: judged from the scan's own fixes (`fixable`), which know no owner
+    after_fix: FixPreview | None = None
+
+    def left_after_fix(self, findings: list[Finding]) -> list[Finding]:
+        """`findings` as `audit --fix` leaves them."""
+        if self.after_fix is not None:
+            return self.after_fix.remaining(findings)
+        return [f for f in findings if not fixable(f)]
+
+    def fixed_by_fix(self, findings: list[Finding]) -> int:
+        """How many of `findings` `audit --fix` rewrites."""
+        if self.after_fix is not None:
+            return self.after_fix.fixed_among(findings)
+        return sum(1 for f in findings if fixable(f))
 
     def headline_part(self) -> tuple[list[Finding], list[FileError]]:
         return self.shipped if self.shipped is not None else (self.findings, self.errors)
@@ -84,7 +101,19 @@ class Scan:
 
     def cost(self, finding: Finding, target: str, catalogue: PlanCatalogue, **extra) -> Cost:
         """`finding_cost` with the kind of the finding's component."""
-        return finding_cost(finding, target, catalogue.effort, component_kind=self.kind_of(finding.path), **extra)
+        return finding_cost(finding, target, catalogue.effort, component_kind=self.kind_of(finding.path),
+                            fixed=self.is_fixed(finding), **extra)
+
+    def is_fixed(self, finding: Finding) -> bool:
+        """Whether `audit --fix` rewrites `finding`: with a dry run, when it rewrites every finding of
+        that rule in that file (a re-check's findings have moved lines, so one of several is not told apart)."""
+        if fixable(finding) or self.after_fix is None:
+            return fixable(finding)
+        return self.after_fix.fixed[(finding.path, finding.rule)] >= self._per_rule[(finding.path, finding.rule)]
+
+    @cached_property
+    def _per_rule(self) -> Counter:
+        return Counter((f.path, f.rule) for f in self.findings)
 
 
 def _where(finding: Finding) -> dict:
@@ -157,12 +186,14 @@ def after_fixes(scan: Scan, target: str) -> dict:
     """The score once `audit --fix` has run: the findings its safe fixes rewrite taken away. An
     estimate: a rewrite is not re-scanned here (`audit --diff` shows it)."""
     shipped, shipped_errors = scan.headline_part()
-    left = [f for f in shipped if not fixable(f)]
+    left = scan.left_after_fix(shipped)
     verdict = verdicts(left, shipped_errors)[target]
+    how = ("each file `audit --fix` changes (safe fixes, its device rewrites included) checked again in memory "
+           "and the score recomputed" if scan.after_fix is not None else
+           "the findings `audit --fix` rewrites (safe fixes) taken away and the score recomputed")
     return {"score": _scores(left, scan)[target], "verdict": verdict.verdict,
-            "fixed": len([f for f in scan.findings if fixable(f)]), "estimate": True,
-            "how": "the findings `audit --fix` rewrites (safe fixes) taken away and the score recomputed; "
-                   "run `audit --diff` to see the rewrites"}
+            "fixed": scan.fixed_by_fix(scan.findings), "estimate": True,
+            "how": how + "; run `audit --diff` to see the rewrites"}
 
 
 # ---- step 1 ----------------------------------------------------------------------------------------
@@ -243,7 +274,7 @@ def hardware_choices(scan: Scan, target: str, catalogue: PlanCatalogue) -> dict:
         if not found and not compiled:
             continue
         places = sorted({(f.path, f.line) for f in found} | {(s.path, s.line) for s in compiled})
-        fixed = sum(1 for f in found if fixable(f))
+        fixed = scan.fixed_by_fix(found)
         cost = _combined([scan.cost(f, target, catalogue) for f in found], catalogue.effort.order)
         text = choice.owner.format(owner=owner or _new_owner(scan),
                                    backend=registry_target.backend or "its backend",

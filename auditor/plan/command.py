@@ -83,6 +83,7 @@ def run_plan(request: PlanRequest) -> str:
                                                     entry=request.entry)]
         except (WriteRefused, ValueError) as exc:
             raise PlanUsage(str(exc)) from None
+    found.after_fix = _preview(result)
     document = plan_for(found, request.target, catalogue, written)
     return _render(document, request.output_format, render_plan, result, found)
 
@@ -97,6 +98,13 @@ def _device_owner(result):
     paths = [s.path for s in result.files if s.kind in ("python", "setup-py")]
     return find_device_owner(result.scan_root or result.root, paths, result.floor or TorchFloor(),
                              catalogue_for(result.settings))
+
+
+def _preview(result):
+    """What `audit --fix` would leave (a dry run: nothing is written), for the plan's counts."""
+    from auditor.fix.preview import preview_fixes
+
+    return preview_fixes(result)
 
 
 def _render(document: dict, fmt: str, markdown, result, found: Scan) -> str:

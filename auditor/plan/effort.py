@@ -29,9 +29,10 @@ class Cost:
 
 
 def finding_cost(finding: Finding, target: str, effort: Effort, *, replacement: str | None = None,
-                 component_kind: str | None = None) -> Cost:
+                 component_kind: str | None = None, fixed: bool | None = None) -> Cost:
     """The bucket of `finding` on `target`; `replacement` is what replaces its package there, if
-    any; `component_kind` the kind of the component its file belongs to (None: not known)."""
+    any; `component_kind` the kind of the component its file belongs to (None: not known); `fixed`
+    whether `audit --fix` rewrites it (None: its own fix says, `fixable`)."""
     part = effort.component.get(component_kind) if component_kind else None
     optional = part is not None and part.optional
     bucket, reason = effort.rules.get(finding.name, effort.default)
@@ -42,7 +43,7 @@ def finding_cost(finding: Finding, target: str, effort: Effort, *, replacement: 
         return _with_part(Cost(effort.order[-1], f"nothing replaces it on {target}: {replacement}", optional), part, target)
     if finding.targets.get(target) == "works":
         return Cost(effort.order[0], effort.works.format(target=target), optional)
-    if fixable(finding):
+    if fixable(finding) if fixed is None else fixed:
         return Cost(effort.order[0], effort.fixed, optional)
     shifts = [effort.context[name] for name in (finding.context or "").split("+") if name in effort.context]
     if part is not None:
