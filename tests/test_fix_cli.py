@@ -44,6 +44,29 @@ def test_report_marks_fixable_findings_and_counts_the_unsafe_ones(cli, repo):
     assert "LK204 [major] [*] cuda-synchronize" in out and "[*] 2 fixable with `audit --fix --unsafe-fixes`." in out
 
 
+DEVICE_TIES = "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\nx = torch.zeros(3, device='cuda')\n"
+
+
+def test_report_says_how_many_device_ties_fix_may_rewrite_to_one_device_choice(cli, repo):
+    # a plain scan knows no device owner (only a fix run looks for one or creates it), so the two
+    # ties have no [*]; the count line says that --fix may still rewrite them, and --diff agrees
+    (repo / "model.py").write_text(DEVICE_TIES, encoding="utf-8")
+    _, out, _ = cli(str(repo))
+    assert "`audit --fix` may rewrite up to 2 of the device ties to one device choice" in out, out
+    _, diff, err = cli(str(repo), "--diff")
+    assert "+model = torch.nn.Linear(2, 2).to(get_device())" in diff and "would create device_choice.py" in err
+
+
+def test_report_counts_no_device_tie_that_fix_leaves_alone(cli, repo):
+    # test code is left alone without --fix-tests, and a repository without ties has nothing to count
+    _, out, _ = cli(str(repo))
+    assert "device ties" not in out
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_model.py").write_text(DEVICE_TIES, encoding="utf-8")
+    _, out, _ = cli(str(repo))
+    assert "device ties" not in out, out
+
+
 def test_diff_prints_and_writes_nothing_and_exits_1(cli, repo):
     code, out, err = cli(str(repo), "--diff")
     assert code == 1 and (repo / "train.py").read_text(encoding="utf-8") == TRAIN

@@ -177,6 +177,15 @@ def _device_candidates(result: ScanResult) -> tuple[set[str], bool]:
     return {f.path for f in _rewritable_ties(ties, result)}, True
 
 
+def owner_rewrite_candidates(result: ScanResult) -> list[Finding]:
+    """The device ties a plain scan shows without a safe fix that `audit --fix` may rewrite to the
+    project's device owner (which only a fix run looks for): an upper bound, since the rewrite
+    still holds some (comparisons, `choices=` lists, code that runs at import)."""
+    rules = _device_rules(result)
+    ties = [f for f in result.findings if f.rule in rules and not fixable(f)]
+    return _rewritable_ties(ties, result) if ties else []
+
+
 def _device_rules(result: ScanResult) -> frozenset[str]:
     """The codes of the run's rules whose fixes rewrite to the project's device owner."""
     return frozenset(rule.code for rule in result.rules if rule.uses_device_owner())

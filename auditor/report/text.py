@@ -70,7 +70,8 @@ def render(report: Report, out: TextIO) -> None:
     _summary(shown, console)
     for line in _filters(report):
         console.print(Text(line, style="dim"))
-    _fixes(SimpleNamespace(findings=report.findings, floor=report.result.floor), console, report.unsafe_fixes)
+    _fixes(SimpleNamespace(findings=report.findings, floor=report.result.floor, rules=report.result.rules,
+                           settings=report.result.settings), console, report.unsafe_fixes)
     _scores(report, console)
 
 
@@ -221,7 +222,8 @@ def _summary(result: ScanResult, console: Console) -> None:
 def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     """What `audit --fix` would do: `[*]` counts, what --unsafe-fixes adds, what stays a suggestion."""
     counts = fix_counts(result.findings)
-    if not counts:
+    owned = _owner_candidates(result)
+    if not counts and not owned:
         return
     fixable = counts["safe"] + (counts["unsafe"] if unsafe_fixes else 0)
     command = "audit --fix --unsafe-fixes" if unsafe_fixes else "audit --fix"
@@ -231,8 +233,19 @@ def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     if counts["held"]:
         floor = result.floor.describe() if result.floor is not None else ""
         parts.append(f"{counts['held']} held back (\"not fixed:\" lines; torch floor: {floor})")
+    if owned:
+        parts.append(f"`audit --fix` may rewrite up to {owned} of the device ties to one device choice it finds or "
+                     "creates, which a plain scan does not look for (`audit --diff` shows them)")
     console.print()
     console.print(Text("; ".join(parts) + ".", style="green"))
+
+
+def _owner_candidates(result: ScanResult) -> int:
+    if not result.findings:
+        return 0
+    from auditor.fix.apply import owner_rewrite_candidates  # the fixer only when there is something to count
+
+    return len(owner_rewrite_candidates(result))
 
 
 def _scores(report: Report, console: Console) -> None:
