@@ -153,7 +153,7 @@ def test_symlinks_are_never_written_through(tmp_path):
     assert os.path.islink(repo / "link.py")
 
 
-def test_a_round_that_breaks_the_file_is_reverted_and_reported(tmp_path, monkeypatch):
+def test_a_round_that_breaks_the_file_keeps_its_other_fixes_and_is_reported(tmp_path, monkeypatch):
     from auditor.checks import cuda_synchronize
     from auditor.fix.plan import FixPlan
 
@@ -163,11 +163,17 @@ def test_a_round_that_breaks_the_file_is_reverted_and_reported(tmp_path, monkeyp
         return FixPlan("safe", "breaks", [rewriter.replace(report.node, "torch.accelerator.synchronize(")])
 
     monkeypatch.setattr(cuda_synchronize.CudaSynchronize, "fix", broken)
+    (tmp_path / "b.py").write_text(SYNC, encoding="utf-8")
     run = run_fix(tmp_path, unsafe=False)
-    (outcome,) = run.files
-    assert outcome.error is not None and "round 1 reverted" in outcome.error.message
-    assert "does not parse" in outcome.error.message
-    assert (tmp_path / "a.py").read_text(encoding="utf-8") == SYNC + "from torch.cuda.amp import GradScaler\ns = GradScaler()\n"
+    outcome, alone = run.files
+    # the round's fixes are tried one by one: the GradScaler rewrite is kept, the broken one dropped
+    message = outcome.error.message
+    assert message.startswith("round 1: 1 of 2 fixes not applied (LK204 at 4:5)") and "does not parse" in message
+    assert outcome.applied and all(rule != "LK204" for rule, _ in outcome.applied)
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == SYNC + 's = torch.amp.GradScaler("cuda")\n'
+    # a round whose only fix breaks the file is reverted whole
+    assert "round 1 reverted" in alone.error.message and "does not parse" in alone.error.message
+    assert (tmp_path / "b.py").read_text(encoding="utf-8") == SYNC
 
 
 def test_a_result_that_parses_but_does_not_compile_is_reverted(tmp_path, monkeypatch):

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from auditor.fix.applicability import fixable
-from auditor.fix.edits import apply_edits, select
+from auditor.fix.edits import TextEdit, apply_edits, select, to_offsets
 from auditor.fix.imports import name_uses, remove_unused
 from auditor.fix.reexports import ReExports
 from auditor.model import FileError, FileResult, Finding
 from auditor.paths import inside
 from auditor.pipeline.runtime import Runtime, catalogue_for
 from auditor.python import scan as python_scan
+from auditor.python.positions import LineIndex
 from auditor.python.scan import parse_module, unvalidated_parsing
 from auditor.read import toml_guard
 from auditor.read.text import SourceError, decode_python, decode_text, lines_with_ends
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from auditor.fix.device_owner import DeviceOwner
     from auditor.report.model import ScanResult
 
+MAX_RETRIED_FIXES = 40  # a failed round's fixes tried one by one up to this many (a parse each)
 MAX_ROUNDS = 6
 PYTHON_KINDS = ("python", "setup-py")
 # Other files get text fixes too (LK001 deletes a stale suppression comment); dependency files'
@@ -346,7 +348,6 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     """Rounds of one phase on `outcome.fixed` (whose tree is `module`); the tree of the text it
     leaves, or None when the file cannot go on (a reverted round). Each round parses its result
     once (twice when it drops imports) and the next round checks that tree, not the text again."""
-    import libcst as cst
 
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
@@ -357,34 +358,75 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         if not taken:
             return module
         number = outcome.rounds + 1
-        new = apply_edits(text, edits)
-        try:
-            with _validated():
-                new_module = cst.parse_module(new)
-                cleaned = remove_unused(name_uses(module), new_module, new, outcome.exported)
-                if cleaned != new:
-                    new, new_module = cleaned, cst.parse_module(cleaned)
-        except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:
-            outcome.error = FileError(source.display, "fix", f"round {number} reverted: its result does not parse "
-                                                             f"({_first_line(exc)}); the file keeps the previous text")
-            return None
-        problem = _validate(new, source.display, compiles)
-        if problem is not None:
-            outcome.error = FileError(source.display, "fix", f"round {number} reverted: {problem}; the file keeps "
-                                                             f"the previous text")
-            return None
+        attempt = _attempt(text, edits, module, outcome, source.display, compiles)
+        if isinstance(attempt, str):
+            return _keep_what_validates(text, [findings[i] for i in taken], module, outcome, source.display,
+                                        compiles, attempt)
+        new, new_module = attempt
         if new == text:
             return module
-        text = outcome.fixed = new
-        module = new_module
-        outcome.rounds = number
-        outcome.applied.update((findings[i].rule, findings[i].name) for i in taken)
-        _note_creates(outcome, [findings[i] for i in taken])
+        _applied(outcome, number, new, [findings[i] for i in taken])
+        text, module = new, new_module
     outcome.remaining = runtime.check_text(source, text, module).findings
     if any(fixable(f, unsafe) for f in outcome.remaining):
         outcome.error = FileError(source.display, "fix", f"still fixable after {MAX_ROUNDS} rounds; run audit again")
         return None
     return module
+
+
+def _attempt(text: str, edits: list[TextEdit], module: cst.Module, outcome: FileFix, display: str,
+             compiles: bool) -> tuple[str, cst.Module] | str:
+    """The text and tree a round's edits give (imports they leave unused removed), or what is wrong
+    with them: they do not parse, or (when the file compiled) do not compile."""
+    import libcst as cst
+
+    new = apply_edits(text, edits)
+    try:
+        with _validated():
+            new_module = cst.parse_module(new)
+            cleaned = remove_unused(name_uses(module), new_module, new, outcome.exported)
+            if cleaned != new:
+                new, new_module = cleaned, cst.parse_module(cleaned)
+    except (cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:
+        return f"its result does not parse ({_first_line(exc)})"
+    problem = _validate(new, display, compiles)
+    return problem if problem is not None else (new, new_module)
+
+
+def _keep_what_validates(text: str, taken: list[Finding], module: cst.Module, outcome: FileFix, display: str,
+                         compiles: bool, problem: str) -> None:
+    """A round that does not validate: its fixes are tried again one by one, in order, and those
+    the file stays valid with are kept (one broken rewrite no longer costs the file every other
+    fix). The file then stops: a further round would offer the broken fix again. Returns None."""
+    number = outcome.rounds + 1
+    kept: list[Finding] = []
+    result: tuple[str, cst.Module] | None = None
+    if 1 < len(taken) <= MAX_RETRIED_FIXES:
+        index = LineIndex(text)
+        chosen: list[TextEdit] = []
+        for finding in taken:
+            edits = to_offsets(finding.fix, text, index) or []  # type: ignore[arg-type]
+            trial = chosen + [edit for edit in edits if edit not in chosen]
+            attempt = _attempt(text, trial, module, outcome, display, compiles)
+            if not isinstance(attempt, str):
+                kept, chosen, result = [*kept, finding], trial, attempt
+    dropped = [f for f in taken if all(f is not k for k in kept)]
+    if result is None or result[0] == text:
+        outcome.error = FileError(display, "fix", f"round {number} reverted: {problem}; the file keeps the "
+                                                  "previous text")
+        return None
+    _applied(outcome, number, result[0], kept)
+    where = ", ".join(f"{f.rule} at {f.line}:{f.column}" for f in dropped)
+    outcome.error = FileError(display, "fix", f"round {number}: {len(dropped)} of {len(taken)} fixes not applied "
+                                              f"({where}): with them {problem}; the other {len(kept)} applied")
+    return None
+
+
+def _applied(outcome: FileFix, number: int, new: str, taken: list[Finding]) -> None:
+    outcome.fixed = new
+    outcome.rounds = number
+    outcome.applied.update((f.rule, f.name) for f in taken)
+    _note_creates(outcome, taken)
 
 
 def _check(runtime: Runtime, source: SourceFile, outcome: FileFix, text: str,
