@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.fix.applicability import fixable
+from auditor.fix.applicability import device_rules, fixable, rewritable_ties
 from auditor.fix.edits import TextEdit, apply_edits, select, to_offsets
 from auditor.fix.imports import name_uses, remove_unused
 from auditor.fix.reexports import ReExports
@@ -172,33 +172,11 @@ def _device_candidates(result: ScanResult) -> tuple[set[str], bool]:
     candidate has a finding of a rule with a device rewrite outside the contexts where they stay
     suggestions (rules/fixes.toml `[context] hold_device`, test code without --fix-tests): only
     these are checked again for them, a check per file being most of a fix run."""
-    rules = _device_rules(result)
+    rules = device_rules(result)
     ties = [f for f in result.findings if f.rule in rules]
     if not ties:
         return set(), False
-    return {f.path for f in _rewritable_ties(ties, result)}, True
-
-
-def owner_rewrite_candidates(result: ScanResult) -> list[Finding]:
-    """The device ties a plain scan shows without a safe fix that `audit --fix` may rewrite to the
-    project's device owner (which only a fix run looks for): an upper bound, since the rewrite
-    still holds some (comparisons, `choices=` lists, code that runs at import)."""
-    rules = _device_rules(result)
-    ties = [f for f in result.findings if f.rule in rules and not fixable(f)]
-    return _rewritable_ties(ties, result) if ties else []
-
-
-def _device_rules(result: ScanResult) -> frozenset[str]:
-    """The codes of the run's rules whose fixes rewrite to the project's device owner."""
-    return frozenset(rule.code for rule in result.rules if rule.uses_device_owner())
-
-
-def _rewritable_ties(ties: list[Finding], result: ScanResult) -> list[Finding]:
-    """The device-rule findings outside the contexts where their rewrites stay suggestions."""
-    held = set(catalogue_for(result.settings).table("fixes").get("context", {}).get("hold_device", ()))
-    if not getattr(result.settings, "fix_tests", False):
-        held.add("test")
-    return [f for f in ties if not (f.context and not held.isdisjoint(f.context.split("+")))]
+    return {f.path for f in rewritable_ties(ties, result)}, True
 
 
 class _OwnerOnDemand:
@@ -207,14 +185,14 @@ class _OwnerOnDemand:
 
     def __init__(self, result: ScanResult, runtime: Runtime, root: str, run: FixRun) -> None:
         self.result, self.runtime, self.root, self.run = result, runtime, root, run
-        self.rules = _device_rules(result)
+        self.rules = device_rules(result)
         self.looked = False
 
     def __call__(self, findings: list[Finding]) -> bool:
         if self.looked:
             return False
         ties = [f for f in findings if f.rule in self.rules]
-        if not ties or not _rewritable_ties(ties, self.result):
+        if not ties or not rewritable_ties(ties, self.result):
             return False
         self.looked = True
         self.run.device_owner = self.runtime.device_owner = _device_owner(self.result, self.runtime, self.root)

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from auditor.console import printable
-from auditor.fix.applicability import fix_counts
+from auditor.fix.applicability import fix_counts, owner_rewrite_candidates
 from auditor.model import CATEGORIES, SEVERITIES
 from auditor.report import answer
 from auditor.report.component_lines import component_lines
@@ -222,7 +222,7 @@ def _summary(result: ScanResult, console: Console) -> None:
 def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
     """What `audit --fix` would do: `[*]` counts, what --unsafe-fixes adds, what stays a suggestion."""
     counts = fix_counts(result.findings)
-    owned = _owner_candidates(result)
+    owned = len(owner_rewrite_candidates(result))
     if not counts and not owned:
         return
     fixable = counts["safe"] + (counts["unsafe"] if unsafe_fixes else 0)
@@ -238,14 +238,6 @@ def _fixes(result: ScanResult, console: Console, unsafe_fixes: bool) -> None:
                      "creates, which a plain scan does not look for (`audit --diff` shows them)")
     console.print()
     console.print(Text("; ".join(parts) + ".", style="green"))
-
-
-def _owner_candidates(result: ScanResult) -> int:
-    if not result.findings:
-        return 0
-    from auditor.fix.apply import owner_rewrite_candidates  # the fixer only when there is something to count
-
-    return len(owner_rewrite_candidates(result))
 
 
 def _scores(report: Report, console: Console) -> None:
