@@ -326,6 +326,23 @@ def test_notebook_fixes_stay_in_their_cell(tmp_path):
     assert not run_fix(tmp_path).changed
 
 
+def test_a_notebook_round_that_breaks_keeps_its_other_fixes(tmp_path, monkeypatch):
+    from auditor.checks import cuda_synchronize
+    from auditor.fix.plan import FixPlan
+
+    def broken(self, report, rewriter):
+        return FixPlan("safe", "breaks", [rewriter.replace(report.node, "torch.accelerator.synchronize(")])
+
+    monkeypatch.setattr(cuda_synchronize.CudaSynchronize, "fix", broken)
+    path = tmp_path / "nb.ipynb"
+    amp = ["import torch\n", "with torch.cuda.amp.autocast():\n", "    y = 1\n"]
+    path.write_text(notebook(amp, ["torch.cuda.synchronize()\n"]), encoding="utf-8")
+    (outcome,) = run_fix(tmp_path, unsafe=False).files
+    assert outcome.error.message.startswith("round 1: 1 of 2 fixes not applied (LK204 at 1:1 (cell 2))"), outcome.error
+    fixed = ["import torch\n", 'with torch.amp.autocast("cuda", dtype=torch.float16):\n', "    y = 1\n"]
+    assert path.read_text(encoding="utf-8") == notebook(fixed, ["torch.cuda.synchronize()\n"])
+
+
 def test_a_notebook_in_another_json_layout_is_not_rewritten(tmp_path):
     path = tmp_path / "nb.ipynb"
     text = notebook(["import torch\n", "s = torch.cuda.amp.GradScaler()\n"], compact=True)

@@ -375,29 +375,40 @@ def _keep_what_validates(text: str, taken: list[Finding], module: cst.Module, ou
                          compiles: bool, problem: str) -> None:
     """A round that does not validate: its fixes are tried again one by one, in order, and those
     the file stays valid with are kept (one broken rewrite no longer costs the file every other
-    fix). The file then stops: a further round would offer the broken fix again. Returns None."""
+    fix). The file then stops: a further round would offer the broken fix again."""
+    index = LineIndex(text)
+
+    def attempt(chosen: list[Finding]) -> str | None:
+        edits: list[TextEdit] = []
+        for finding in chosen:
+            edits += [edit for edit in to_offsets(finding.fix, text, index) or () if edit not in edits]  # type: ignore[arg-type]
+        result = _attempt(text, edits, module, outcome, display, compiles)
+        return None if isinstance(result, str) else result[0]
+
+    _keep_greedily(text, taken, attempt, outcome, display, problem)
+
+
+def _keep_greedily(text: str, taken: list[Finding], attempt: Callable[[list[Finding]], str | None],
+                   outcome: FileFix, display: str, problem: str) -> None:
+    """Keep, in order, each of a failed round's fixes that `attempt` (the text with those fixes, or
+    None when it does not validate) accepts beside those kept before it; report what was dropped."""
     number = outcome.rounds + 1
     kept: list[Finding] = []
-    result: tuple[str, cst.Module] | None = None
+    best: str | None = None
     if 1 < len(taken) <= MAX_RETRIED_FIXES:
-        index = LineIndex(text)
-        chosen: list[TextEdit] = []
         for finding in taken:
-            edits = to_offsets(finding.fix, text, index) or []  # type: ignore[arg-type]
-            trial = chosen + [edit for edit in edits if edit not in chosen]
-            attempt = _attempt(text, trial, module, outcome, display, compiles)
-            if not isinstance(attempt, str):
-                kept, chosen, result = [*kept, finding], trial, attempt
-    dropped = [f for f in taken if all(f is not k for k in kept)]
-    if result is None or result[0] == text:
+            new = attempt([*kept, finding])
+            if new is not None:
+                kept, best = [*kept, finding], new
+    if best is None or best == text:
         outcome.error = FileError(display, "fix", f"round {number} reverted: {problem}; the file keeps the "
                                                   "previous text")
-        return None
-    _applied(outcome, number, result[0], kept)
-    where = ", ".join(f"{f.rule} at {f.line}:{f.column}" for f in dropped)
+        return
+    _applied(outcome, number, best, kept)
+    dropped = [f for f in taken if all(f is not k for k in kept)]
+    where = ", ".join(f"{f.rule} at {f.line}:{f.column}" + (f" (cell {f.cell})" if f.cell else "") for f in dropped)
     outcome.error = FileError(display, "fix", f"round {number}: {len(dropped)} of {len(taken)} fixes not applied "
                                               f"({where}): with them {problem}; the other {len(kept)} applied")
-    return None
 
 
 def _applied(outcome: FileFix, number: int, new: str, taken: list[Finding]) -> None:
@@ -447,11 +458,8 @@ def _text_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe:
 
 def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool) -> None:
     """Rounds over a notebook: each fix's edits go into its finding's cell (their lines are the
-    cell's); the JSON is rebuilt in the notebook's own layout and its code validated like a file's."""
-    import json
-
-    import libcst as cst
-
+    cell's); the JSON is rebuilt in the notebook's own layout and its code validated like a file's.
+    A round that does not validate keeps the fixes the notebook stays valid with, as a file's does."""
     text = outcome.fixed
     layout = _json_layout(text)
     try:
@@ -468,41 +476,60 @@ def _notebook_rounds(runtime: Runtime, source: SourceFile, outcome: FileFix, uns
                 outcome.error = FileError(source.display, "fix", "not fixed: writing this notebook back would change "
                                                                  "its JSON layout (not the one Jupyter writes)")
                 return
-            data = json.loads(text)
-            taken_findings: list[Finding] = []
-            for number in sorted({f.cell for f in findings}):
-                items = [f for f in findings if f.cell == number]
-                cell = data["cells"][number - 1]
-                as_list = isinstance(cell.get("source"), list)
-                code = "".join(cell["source"]) if as_list else cell.get("source", "")
-                taken, edits = _select_in(items, code)
-                if taken:
-                    new_code = _apply_in(code, edits)
-                    cell["source"] = _jupyter_lines(new_code) if as_list else new_code
-                    taken_findings += [items[i] for i in taken]
-            if not taken_findings:
+            new, taken = _notebook_round(text, findings, layout)
+            if not taken:
                 break
-            new = json.dumps(data, indent=layout[0], sort_keys=layout[1], ensure_ascii=False) + layout[2]
             number = outcome.rounds + 1
-            try:
-                joined = read_notebook(new).code
-                with _validated():
-                    cst.parse_module(joined)
-            except (NotebookError, cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:
-                outcome.error = FileError(source.display, "fix", f"round {number} reverted: its result does not parse "
-                                                                 f"({_first_line(exc)}); the file keeps the previous text")
-                return
-            problem = _validate(joined, source.display, compiles)
+            problem = _notebook_problem(new, source.display, compiles)
             if problem is not None:
-                outcome.error = FileError(source.display, "fix", f"round {number} reverted: {problem}; the file keeps "
-                                                                 f"the previous text")
+                _keep_valid_cells(text, taken, layout, outcome, source.display, compiles, problem)
                 return
             if new == text:
                 break
-            text = outcome.fixed = new
-            outcome.rounds = number
-            outcome.applied.update((f.rule, f.name) for f in taken_findings)
-            _note_creates(outcome, taken_findings)
+            _applied(outcome, number, new, taken)
+            text = new
+
+
+def _notebook_round(text: str, findings: list[Finding], layout: tuple[int, bool, str]) -> tuple[str, list[Finding]]:
+    """The notebook with the fixes of `findings` that go together applied, cell by cell, and those fixes."""
+    import json
+
+    data = json.loads(text)
+    taken_findings: list[Finding] = []
+    for number in sorted({f.cell for f in findings}):
+        items = [f for f in findings if f.cell == number]
+        cell = data["cells"][number - 1]
+        as_list = isinstance(cell.get("source"), list)
+        code = "".join(cell["source"]) if as_list else cell.get("source", "")
+        taken, edits = _select_in(items, code)
+        if taken:
+            new_code = _apply_in(code, edits)
+            cell["source"] = _jupyter_lines(new_code) if as_list else new_code
+            taken_findings += [items[i] for i in taken]
+    return json.dumps(data, indent=layout[0], sort_keys=layout[1], ensure_ascii=False) + layout[2], taken_findings
+
+
+def _notebook_problem(new: str, display: str, compiles: bool) -> str | None:
+    """What is wrong with a round's notebook: its code does not parse or (when it did) compile."""
+    import libcst as cst
+
+    try:
+        joined = read_notebook(new).code
+        with _validated():
+            cst.parse_module(joined)
+    except (NotebookError, cst.ParserSyntaxError, cst.CSTValidationError, RecursionError) as exc:
+        return f"its result does not parse ({_first_line(exc)})"
+    return _validate(joined, display, compiles)
+
+
+def _keep_valid_cells(text: str, taken: list[Finding], layout: tuple[int, bool, str], outcome: FileFix,
+                      display: str, compiles: bool, problem: str) -> None:
+    """A notebook round that does not validate: its fixes tried again one by one (as `_keep_what_validates`)."""
+    def attempt(chosen: list[Finding]) -> str | None:
+        new, applied = _notebook_round(text, chosen, layout)
+        return new if len(applied) == len(chosen) and _notebook_problem(new, display, compiles) is None else None
+
+    _keep_greedily(text, taken, attempt, outcome, display, problem)
 
 
 def _jupyter_lines(code: str) -> list[str]:
