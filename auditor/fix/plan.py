@@ -78,6 +78,7 @@ class FixPlan:
     fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
     reason: str | None = None  # with `display`: why this rewrite is only shown
     device: bool = False  # written through the project's device owner (policy: the contexts it stays out of)
+    display_same: bool = False  # on NVIDIA the new code gives the very value the old did: a display may take it
 
     @classmethod
     def held(cls, reason: str, fix_id: str = "") -> FixPlan:
@@ -109,6 +110,8 @@ class PlannedFix:
     import_only: bool = False  # the finding is an import statement, not a use
     # Contexts where its rewrites to the project's device stay suggestions (policy.finalize); empty for others.
     device_contexts: frozenset[str] = frozenset()
+    # Every rewrite gives, on NVIDIA, the value the CUDA call gave: a display of it shows the same text there.
+    display_same: bool = False
 
 
 # -- the rewriter ------------------------------------------------------------------------------------
