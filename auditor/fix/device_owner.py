@@ -17,7 +17,10 @@ here. In order:
 Conservative about "found": a helper that itself hard-codes CUDA (`return "cuda"`, the
 CUDA-else-CPU idiom) is not an owner (its own tie is rewritten to the created module), and test
 files never own it. A project that builds an `Accelerator` (accelerate) or a `Fabric` (lightning)
-gets no module: that object owns the device, and the ties are held with a reason naming it.
+gets no module: that object owns the device. A tie where the object certainly exists (built before
+it in the same function or module, or in the class's `__init__`: auditor/fix/accelerator_scope.py)
+becomes `accelerator.device`, unsafe (on NVIDIA it is the device accelerate chose, which the
+project's configuration may make another than `.cuda()`'s); the others are held with a reason naming it.
 
 Files are read through the sandbox (never executed); a file the parse guard does not vouch for
 is skipped. The owner is part of each file's facts (auditor/analysis/project.py), so of the cache
@@ -125,7 +128,8 @@ def _find(root: str, files: list[str], floor: TorchFloor, catalogue: Catalogue, 
     if accelerator:
         return DeviceOwner("", "", accelerator, False, None, kind="accelerator",
                            reason=f"the project chooses its device with an Accelerator/Fabric object ({accelerator}): "
-                                  f"pass `accelerator.device` (or `fabric.device`) here where that object is in scope")
+                                  f"pass `accelerator.device` (or `fabric.device`) here; it is written only where that object is "
+                                  f"built before the tie (in the same function or module, or in the class's `__init__`)")
     return _to_create(root, relative, floor, table)
 
 
@@ -249,11 +253,25 @@ def _builds_accelerator(tree: ast.Module, table: dict) -> bool:
     """accelerate's Accelerator or lightning's Fabric imported and built (`Accelerator(...)`): the object
     that owns the device."""
     wanted = set(table.get("accelerator_objects", ()))
-    imported = {alias.asname or alias.name for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and node.module and not node.level
-                for alias in node.names if f"{node.module}.{alias.name}" in wanted}
-    return bool(imported) and any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                                  and node.func.id in imported for node in ast.walk(tree))
+    imported: dict[str, str] = {}  # local name -> what it is (`Accelerator`, or the module `lightning` as `L`)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.update((alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update((alias.asname or alias.name.split(".")[0], alias.name if alias.asname else
+                             alias.name.split(".")[0]) for alias in node.names)
+    return any(isinstance(node, ast.Call) and _dotted(node.func, imported) in wanted for node in ast.walk(tree))
+
+
+def _dotted(func: ast.expr, imported: dict[str, str]) -> str:
+    """`L.Fabric` -> "lightning.Fabric" through the file's imports ("" for other calls)."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.insert(0, func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in imported:
+        return ""
+    return ".".join([imported[func.id], *parts])
 
 
 def _module_path(root: str, rel: str) -> str | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from auditor.fix.accelerator_scope import accelerator_in_scope
 from auditor.model import Edit, Fix, NewFile
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.positions import LineIndex
@@ -252,6 +253,8 @@ class Rewriter:
         right before the statement holding `at` (pattern 12). None when no expression can be
         written here; `device_unavailable()` says why."""
         owner = self._device_owner()
+        if owner is not None and owner.kind == "accelerator":
+            return self._accelerator_device(index, at)
         if owner is None or self.device_unavailable() is not None:
             return None
         if index is not None and owner.index_function is not None:
@@ -270,6 +273,18 @@ class Rewriter:
             return None
         kind = f"{text}.type" if owner.returns_device else f"{device[0]}({text}).type"
         return f"{device[0]}({kind}, {index})", _merged(spelled[1], device[1])
+
+    def _accelerator_device(self, index: str | None, at: cst.CSTNode | None) -> tuple[str, list[NodeEdit]] | None:
+        """`accelerator.device` (`fabric.device`, `self.accelerator.device`) where the object that owns the
+        project's device certainly exists (auditor/fix/accelerator_scope.py); with an index, the device of
+        its type there. None elsewhere: the tie keeps the owner's reason."""
+        found = accelerator_in_scope(at, self) if at is not None else None
+        if found is None:
+            return None
+        if index is None:
+            return f"{found}.device", []
+        device = self.name_for("torch.device")
+        return (f"{device[0]}({found}.device.type, {index})", device[1]) if device is not None else None
 
     def device_type_expr(self, at: cst.CSTNode | None = None) -> tuple[str, list[NodeEdit]] | None:
         """The project's device type as a string (`get_device().type`: "cuda" on NVIDIA), for the
