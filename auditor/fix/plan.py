@@ -29,7 +29,6 @@ from auditor.python.positions import LineIndex
 from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, descendants, kind_of
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import FileFacts
     from auditor.context import PythonContext, Reference
     from auditor.fix.device_owner import DeviceOwner
 
@@ -315,9 +314,10 @@ class Rewriter:
             return "this file is where the project chooses its device"
         if facts is not None and facts.test and not owner.fix_tests:
             return "test code: left as it is (`--fix-tests` rewrites it too)"
-        if owner.script and os.path.dirname(here) != owner.folder and not _in_package_beside(here, facts, owner):
+        if owner.script and self._folder_owner(owner) is None:
             return (f"the device module {owner.path} is a script-level module, importable only from files beside it "
-                    f"and from the packages there (this one is in another folder)")
+                    f"and from the packages there (this one is in another folder, where no module can be written: "
+                    f"its names are taken)")
         beside = os.path.dirname(here) == os.path.dirname(owner.folder)  # a script next to the package's folder
         if not owner.script and not beside and not self._reaches_package(owner.module.split(".", 1)[0]):
             return (f"this file is outside the package `{owner.module.split('.', 1)[0]}` and does not import it "
@@ -345,8 +345,24 @@ class Rewriter:
                    for targets in self.ctx.resolver.import_targets.values() for t in targets)
 
     def _device_owner(self) -> DeviceOwner | None:
+        """The owner this file imports: the project's, or for a script repository the module beside
+        this file's folder of scripts (DeviceOwner.for_folder)."""
         facts = self.ctx.facts
-        return facts.device_owner if facts is not None else None
+        owner = facts.device_owner if facts is not None else None
+        if owner is None or not owner.script or not owner.beside:
+            return owner
+        return self._folder_owner(owner) or owner
+
+    def _folder_owner(self, owner: DeviceOwner) -> DeviceOwner | None:
+        """The script-level module a file here reaches: beside it, or beside the top folder of its package."""
+        facts = self.ctx.facts
+        here = facts.root_path if facts is not None else ""
+        folder = os.path.dirname(here)
+        if facts is not None and facts.package:
+            parts, top = here.split("/"), facts.package.split(".", 1)[0]
+            if top in parts[:-1]:
+                folder = "/".join(parts[:parts.index(top)])
+        return owner.for_folder(folder)
 
     def _owner_name(self, owner: DeviceOwner, name: str, at: cst.CSTNode | None) -> tuple[str, list[NodeEdit]] | None:
         """`name` of the owner's module as this file can write it, and the edits that import it."""
@@ -518,16 +534,6 @@ class Rewriter:
     def delete_statement(self, statement: cst.SimpleStatementLine) -> NodeEdit:
         """Remove a statement's whole line(s), its trailing comment included."""
         return NodeEdit(Pos(statement, "line-start"), Pos(statement, "line-after"), "")
-
-
-def _in_package_beside(here: str, facts: FileFacts | None, owner: DeviceOwner) -> bool:
-    """The file belongs to a package whose top folder sits beside a script-level owner: the scripts
-    import it from their folder, which is on sys.path, so it reaches the owner too."""
-    if facts is None or not facts.package:
-        return False
-    top = facts.package.split(".", 1)[0]
-    prefix = f"{owner.folder}/{top}/" if owner.folder else f"{top}/"
-    return here.startswith(prefix)
 
 
 def _merged(first: list[NodeEdit], second: list[NodeEdit]) -> list[NodeEdit]:
