@@ -53,6 +53,20 @@ def test_a_package_beside_a_folder_of_scripts_reaches_that_folders_module(tmp_pa
     assert (tmp_path / "c/device_choice.py").exists() and not (tmp_path / "c/models/device_choice.py").exists()
 
 
+def test_a_package_that_a_packaging_file_installs_does_not_import_the_folders_module(tmp_path):
+    # trap (text-generation-inference's server/): run from anywhere once installed, the package does not see
+    # server/, so `from device_choice import ...` would fail there; the folder's own script still gets it
+    write(tmp_path, {"a/train.py": TRAIN, "a/b.py": "print(1)\n", "server/pyproject.toml": "[project]\nname='srv'\n",
+                     "server/tool.py": "import torch\nW = torch.zeros(2).cuda()\n",
+                     "server/srv/__init__.py": "", "server/srv/cache.py": "import torch\nB = torch.ones(2, device='cuda')\n"})
+    run = fix(tmp_path)
+    assert "device='cuda'" in (tmp_path / "server/srv/cache.py").read_text()
+    assert "to(get_device())" in (tmp_path / "server/tool.py").read_text()
+    held = [x.fix.reason for f in run.files if f.path == "server/srv/cache.py" for x in (f.remaining or [])
+            if x.rule == "LK101" and x.fix is not None]
+    assert held and "script-level module" in held[0], held
+
+
 def test_a_folder_whose_module_names_are_taken_keeps_its_ties_with_the_reason(tmp_path):
     # trap: device_choice.py and _lockin_device.py there are the project's own files, never written over
     write(tmp_path, {"a/train.py": TRAIN, "a/more.py": "print(1)\n", "b/eval.py": EVAL,

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 MAX_OWNER_FILE_BYTES = 512 * 1024  # a device helper is a small module; larger files are not read for it
 # Folders no owner is looked for in, and that hold no package of the project (test code: is_test_path).
+_PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")  # a folder with one installs its packages
 _SKIPPED_FOLDERS = frozenset({"docs", "doc", "examples", "benchmarks", "build", "dist",
                               ".git", ".venv", "venv", "node_modules", "site-packages"})
 
@@ -75,9 +76,10 @@ class DeviceOwner:
     reason: str = ""  # kind accelerator: why the ties stay as they are
     fix_tests: bool = False  # --fix-tests: test code is rewritten too
     ours: bool = False  # the module audit --fix writes (created now, or found by its marker line)
-    # A script repository's other script folders: (folder, module file, created), one module beside each
-    # group of scripts (a script imports only what sits in its own folder); see `for_folder`.
-    beside: tuple[tuple[str, str, bool], ...] = ()
+    # A script repository's other script folders: (folder, module file, created, whether the packages in
+    # that folder reach it: no packaging file there), one module beside each group of scripts (a script
+    # imports only what sits in its own folder); see `for_folder`.
+    beside: tuple[tuple[str, str, bool, bool], ...] = ()
 
     @property
     def expression(self) -> str:
@@ -94,20 +96,22 @@ class DeviceOwner:
         """A script-level module (no package): importable only from files beside it."""
         return "." not in self.module
 
-    def for_folder(self, folder: str) -> DeviceOwner | None:
-        """The owner a script in `folder` imports: this one in its own folder (and for a package owner),
-        else the module audit writes beside that folder's scripts; None when that folder has none."""
+    def for_folder(self, folder: str, package: bool = False) -> DeviceOwner | None:
+        """The owner a script in `folder` (`package`: a module of a package there) imports: this one in
+        its own folder (and for a package owner), else the module audit writes beside that folder's
+        scripts; None when that folder has none, or for a package there that a packaging file installs
+        (run from anywhere, it does not see the folder)."""
         if not self.script or folder == self.folder:
             return self
-        for other, path, created in self.beside:
-            if other == folder:
+        for other, path, created, packages in self.beside:
+            if other == folder and (packages or not package):
                 module = path.rsplit("/", 1)[-1][:-3]
                 return replace(self, module=module, path=path, created=created, beside=())
         return None
 
     def key(self) -> str:
         """What cached fixes depend on."""
-        folders = ",".join(f"{path}:{int(created)}" for _, path, created in self.beside)
+        folders = ",".join(f"{path}:{int(created)}:{int(packages)}" for _, path, created, packages in self.beside)
         return (f"{self.kind}:{self.module}:{self.function}:{self.index_function or ''}:{int(self.created)}:"
                 f"{int(self.returns_device)}:{self.env}:{int(self.fix_tests)}:{int(self.ours)}:{folders}")
 
@@ -350,16 +354,17 @@ def _with_folders(owner: DeviceOwner, root: str, relative: list[str], floor: Tor
                               owner.index_function or table.get("index_function", "device_at"))
     beside = []
     for folder in folders:
+        packages = not any(os.path.isfile(os.path.join(root, folder, f)) for f in _PACKAGING)
         for name in table.get("module_names", ()):
             rel = f"{folder}/{name}.py" if folder else f"{name}.py"
             if os.path.lexists(os.path.join(root, folder, name)):
                 continue  # a package of that name
             if not os.path.lexists(os.path.join(root, rel)):
-                beside.append((folder, rel, True))
+                beside.append((folder, rel, True, packages))
                 break
             text = _read(root, rel, max_bytes)
             if text is not None and marker in text:
-                beside.append((folder, rel, False))
+                beside.append((folder, rel, False, packages))
                 break
     return replace(owner, beside=tuple(beside), content=content) if beside else owner
 
@@ -391,7 +396,7 @@ def _home(root: str, relative: list[str]) -> tuple[str, str]:
         elif not any(part in _SKIPPED_FOLDERS for part in parts[:-1]):
             folder = "/".join(parts[:-1])
             scripts[folder] = scripts.get(folder, 0) + 1
-    packaged = any(os.path.isfile(os.path.join(root, f)) for f in ("pyproject.toml", "setup.py", "setup.cfg"))
+    packaged = any(os.path.isfile(os.path.join(root, f)) for f in _PACKAGING)
     if not packaged and scripts.get(""):
         return "", ""  # scripts at the top and no packaging: `models/` is the scripts' own package, not the project
     if packages:

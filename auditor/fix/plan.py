@@ -316,8 +316,8 @@ class Rewriter:
             return "test code: left as it is (`--fix-tests` rewrites it too)"
         if owner.script and self._folder_owner(owner) is None:
             return (f"the device module {owner.path} is a script-level module, importable only from files beside it "
-                    f"and from the packages there (this one is in another folder, where no module can be written: "
-                    f"its names are taken)")
+                    f"and from the packages there (this one is in another folder, whose module names are taken or "
+                    f"whose packaging file installs this package, run from anywhere)")
         beside = os.path.dirname(here) == os.path.dirname(owner.folder)  # a script next to the package's folder
         if not owner.script and not beside and not self._reaches_package(owner.module.split(".", 1)[0]):
             return (f"this file is outside the package `{owner.module.split('.', 1)[0]}` and does not import it "
@@ -357,12 +357,12 @@ class Rewriter:
         """The script-level module a file here reaches: beside it, or beside the top folder of its package."""
         facts = self.ctx.facts
         here = facts.root_path if facts is not None else ""
-        folder = os.path.dirname(here)
+        folder, package = os.path.dirname(here), False
         if facts is not None and facts.package:
             parts, top = here.split("/"), facts.package.split(".", 1)[0]
             if top in parts[:-1]:
-                folder = "/".join(parts[:parts.index(top)])
-        return owner.for_folder(folder)
+                folder, package = "/".join(parts[:parts.index(top)]), True
+        return owner.for_folder(folder, package)
 
     def _owner_name(self, owner: DeviceOwner, name: str, at: cst.CSTNode | None) -> tuple[str, list[NodeEdit]] | None:
         """`name` of the owner's module as this file can write it, and the edits that import it."""
