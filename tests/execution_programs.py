@@ -221,4 +221,26 @@ for features, labels in loader:
 RESULT.append(total.tolist())
 """, "AssertionError", 6, unsafe=True, tolerance=SAME_OPERATIONS)
 
-PROGRAMS = (AMP_TRAINING, INFERENCE, DDP, NOTEBOOK, SEEDED, PINNED_LOADER)
+# Work placed on one GPU of several by index (`with torch.cuda.device(i):`), the GPU in use printed.
+ON_ONE_GPU = Program("one_gpu.py", """\
+import os
+
+import torch
+
+local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+torch.manual_seed(0)
+with torch.cuda.device(local_rank):
+    layer = torch.nn.Linear(4, 2)
+    out = layer(torch.randn(3, 4))
+print(f"ran on GPU {torch.cuda.current_device()}")
+RESULT.append(round(out.sum().item(), 6))
+""", """\
+import torch
+
+torch.manual_seed(0)
+layer = torch.nn.Linear(4, 2)
+out = layer(torch.randn(3, 4))
+RESULT.append(round(out.sum().item(), 6))
+""", "RuntimeError", 7, unsafe=True, tolerance=SAME_OPERATIONS)
+
+PROGRAMS = (AMP_TRAINING, INFERENCE, DDP, NOTEBOOK, SEEDED, PINNED_LOADER, ON_ONE_GPU)

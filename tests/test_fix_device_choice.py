@@ -5,8 +5,6 @@ accelerator), and the torch floor is the one where the replacement first exists.
 
 from __future__ import annotations
 
-import pytest
-
 from auditor.config.settings import Settings
 from auditor.fix.apply import fix_paths
 from auditor.pipeline.scan import scan
@@ -92,13 +90,31 @@ def test_nccl_stays_while_a_raising_tie_remains(tmp_path):
     assert held and held[0].startswith("held back until this file is CUDA-clean"), held
 
 
-@pytest.mark.xfail(strict=True, reason="a display context keeps its unsafe rewrite as a suggestion ([context] "
-                   "hold_unsafe: the message would report another device); it now blocks the gate instead (below), so "
-                   "the file is reported not CUDA-clean, but the raising call itself stays")
 def test_a_printed_current_device_does_not_leave_a_raise_behind(tmp_path):
-    text, _ = fixed(tmp_path, "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
-                              "print('running on', torch.cuda.current_device())\n")
+    # the same int on NVIDIA (display_same): the message reads the same there, and 0 on the CPU
+    text, findings = fixed(tmp_path, "import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+                                     "print('running on', torch.cuda.current_device())\n")
     assert "torch.cuda.current_device()" not in text, text
+    assert "print('running on', (torch.accelerator.current_device_index() if torch.accelerator.is_available() " \
+           "else 0))" in text, text
+    assert not [f for f in findings if f.rule == "LK203"], findings
+
+
+def test_a_printed_current_device_inside_an_f_string_keeps_its_quotes(tmp_path):
+    text, _ = fixed(tmp_path, 'import torch\nprint(f"GPU {torch.cuda.current_device()}: \'ok\'")\n')
+    assert text == ('import torch\nprint(f"GPU {(torch.accelerator.current_device_index() if '
+                    'torch.accelerator.is_available() else 0)}: \'ok\'")\n'), text
+
+
+def test_other_printed_cuda_calls_stay_as_they_are(tmp_path):
+    # traps: a printed availability check would print True on MPS where the message means CUDA (and it
+    # raised nowhere); "torch.cuda.current_device()" in a string or a comment is no call at all
+    source = ("import torch as th\nprint('available:', th.cuda.is_available())\n"
+              "print('torch.cuda.current_device() is the index')  # th.cuda.current_device()\n")
+    text, findings = fixed(tmp_path, source)
+    assert text == source, text
+    held = [f.fix.reason for f in findings if f.rule == "LK201" and f.fix is not None]
+    assert held and "display context" in held[0], [(f.rule, f.fix) for f in findings]
 
 
 def cuda_clean_after_fixing(tmp_path, source: str) -> tuple[str, list]:
@@ -113,9 +129,15 @@ SWAPPABLE = "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchro
 
 
 def test_a_printed_call_that_raises_on_the_cpu_holds_the_gated_swaps(tmp_path):
+    # get_device_name has no rewrite: the print still raises on the CPU, and the file is not CUDA-clean
+    text, blockers = cuda_clean_after_fixing(tmp_path, SWAPPABLE + "print('on', torch.cuda.get_device_name(0))\n")
+    assert text.startswith(SWAPPABLE) and "print('on', torch.cuda.get_device_name(0))" in text, text
+    assert blockers and "LK214 at 4:" in blockers[0], blockers  # named as what keeps it from being CUDA-clean
+
+
+def test_a_printed_current_device_no_longer_holds_the_gated_swaps(tmp_path):
     text, blockers = cuda_clean_after_fixing(tmp_path, SWAPPABLE + "print('on', torch.cuda.current_device())\n")
-    assert text.startswith(SWAPPABLE) and "print('on', torch.cuda.current_device())" in text, text
-    assert blockers and "LK203 at 4:" in blockers[0], blockers  # named as what keeps it from being CUDA-clean
+    assert "torch.accelerator.synchronize()" in text and "torch.cuda" not in text and blockers == [], (text, blockers)
 
 
 def test_a_printed_cuda_fact_that_raises_nowhere_does_not_hold_the_gate(tmp_path):
@@ -132,9 +154,9 @@ def test_a_printed_call_under_a_device_check_no_swap_touches_does_not_hold_the_g
 
 def test_a_printed_call_under_an_availability_check_holds_the_gate(tmp_path):
     # the swap would turn this check into an accelerator check too, and the print would raise on MPS/XPU
-    source = SWAPPABLE + "if torch.cuda.is_available():\n    print('on', torch.cuda.current_device())\n"
+    source = SWAPPABLE + "if torch.cuda.is_available():\n    print('on', torch.cuda.get_device_name(0))\n"
     text, blockers = cuda_clean_after_fixing(tmp_path, source)
-    assert text == source and blockers and "LK203 at 5:" in blockers[0], (text, blockers)
+    assert text == source and blockers and "LK214 at 5:" in blockers[0], (text, blockers)
 
 
 def test_one_fix_run_reaches_the_device_type_from_an_implicit_scaler(tmp_path):
@@ -159,3 +181,22 @@ def test_a_default_fix_does_not_switch_the_backend_while_set_device_stays(tmp_pa
     source = "import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(0)\ndist.init_process_group('nccl')\n"
     text, _ = fixed(tmp_path, source, unsafe=False)
     assert text == source
+
+
+def test_a_cuda_device_block_keeps_its_index_on_nvidia_and_runs_without_an_accelerator(tmp_path):
+    # device_index(i) raises without an accelerator, device_index(None) switches nothing (torch/accelerator)
+    text, _ = fixed(tmp_path, "import torch as th\nwith th.cuda.device(local_rank):\n    pass\n"
+                              "with th.cuda.device(None):\n    pass\n")
+    assert text == ("import torch as th\nwith th.accelerator.device_index(local_rank if th.accelerator.is_available() "
+                    "else None):\n    pass\nwith th.accelerator.device_index(None):\n    pass\n"), text
+
+
+def test_a_cuda_device_block_over_a_device_object_or_a_string_is_left_with_its_reason(tmp_path):
+    # traps (pattern 6): device_index takes an int or None, `gpu` here is a torch.device (TypeError),
+    # and "with torch.cuda.device(1)" in a string is no call
+    source = ('import torch\ngpu = torch.device("cuda", 1)\nwith torch.cuda.device(gpu):\n    pass\n'
+              'note = "with torch.cuda.device(1):"\n')
+    text, findings = fixed(tmp_path, source)
+    assert "with torch.cuda.device(gpu):" in text and "note = \"with torch.cuda.device(1):\"" in text, text
+    held = [f.fix.reason for f in findings if f.rule == "LK203" and f.fix is not None]
+    assert held and "not known to be one" in held[0], held

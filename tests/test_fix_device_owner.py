@@ -95,7 +95,11 @@ def test_a_script_repository_with_a_models_package_gets_the_module_beside_its_sc
     owner = owner_of(tmp_path)
     assert (owner.path, owner.module) == ("device_choice.py", "device_choice")
     assert rewriter("import torch\n", owner, where="models/net.py", package="models").device_expr()[0] == "get_device()"
-    assert "script-level" in rewriter("import torch\n", owner, where="tools/plot.py").device_unavailable()
+    # tools/plot.py runs as `python tools/plot.py` and imports from tools/ only: a module of its own there
+    elsewhere = rewriter("import torch\n", owner, where="tools/plot.py")
+    assert elsewhere.device_unavailable() is None
+    text, edits = elsewhere.device_expr()
+    assert text == "get_device()" and [e.path for e in edits if isinstance(e, CreateFile)] == ["tools/device_choice.py"]
 
 
 @pytest.mark.parametrize(("floor", "has", "lacks"), [

@@ -42,7 +42,13 @@ class CudaDeviceSelection(CudaApiRule):
                 "with torch.cuda.device(1):\n    pass\n", line=2, fix_class="unsafe",
                 fixed="import torch\nif torch.accelerator.is_available():\n    torch.accelerator.set_device_index(local_rank)\n"
                       "idx = (torch.accelerator.current_device_index() if torch.accelerator.is_available() else 0)\n"
-                      "with torch.accelerator.device_index(1):\n    pass\n"),
+                      "with torch.accelerator.device_index(1 if torch.accelerator.is_available() else None):\n"
+                      "    pass\n"),
+        # The index is the one selected on NVIDIA; without an accelerator the block runs (None: no switch).
+        Invalid("import torch as th\nwith th.cuda.device(local_rank):\n    pass\nwith th.cuda.device(None):\n    pass\n",
+                line=2, fix_class="unsafe",
+                fixed="import torch as th\nwith th.accelerator.device_index(local_rank if th.accelerator.is_available() "
+                      "else None):\n    pass\nwith th.accelerator.device_index(None):\n    pass\n"),
         # Left alone: device_index takes an int or None only; device_of has no counterpart.
         Invalid('import torch\ngpu = torch.device("cuda", 1)\nwith torch.cuda.device(gpu):\n    pass\n', line=3,
                 fixed=UNCHANGED),

@@ -39,7 +39,8 @@ class Plans:
             if fix is not None and (fix.edits or fix.reason):  # no edits: a reason why it is not fixed
                 fixes.append((fix, plan.gated))
         device = self.device_contexts if any(plan.device for plan in plans) else frozenset()
-        return PlannedFix(fixes, import_only, device)
+        rewrites = [plan for plan in plans if plan.edits]
+        return PlannedFix(fixes, import_only, device, bool(rewrites) and all(plan.display_same for plan in rewrites))
 
 
 _QUOTES = ('"', "'")

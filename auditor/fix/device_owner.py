@@ -12,12 +12,17 @@ here. In order:
 4. else a module created by the fix run (`device_choice.py`, or `_lockin_device.py` when that
    name is taken; never over a file), at the package root, or beside the scripts of a
    script-only repository: an environment override first (`<PROJECT>_DEVICE`), then the
-   accelerator torch finds (the form the project's torch floor has), then the CPU.
+   accelerator torch finds (the form the project's torch floor has), then the CPU. A script
+   repository gets the same module beside each of its other folders of scripts too
+   (`DeviceOwner.beside`): a script run as `python folder/script.py` imports from its folder only.
 
 Conservative about "found": a helper that itself hard-codes CUDA (`return "cuda"`, the
 CUDA-else-CPU idiom) is not an owner (its own tie is rewritten to the created module), and test
 files never own it. A project that builds an `Accelerator` (accelerate) or a `Fabric` (lightning)
-gets no module: that object owns the device, and the ties are held with a reason naming it.
+gets no module: that object owns the device. A tie where the object certainly exists (built before
+it in the same function or module, or in the class's `__init__`: auditor/fix/accelerator_scope.py)
+becomes `accelerator.device`, unsafe (on NVIDIA it is the device accelerate chose, which the
+project's configuration may make another than `.cuda()`'s); the others are held with a reason naming it.
 
 Files are read through the sandbox (never executed); a file the parse guard does not vouch for
 is skipped. The owner is part of each file's facts (auditor/analysis/project.py), so of the cache
@@ -28,7 +33,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
 
 MAX_OWNER_FILE_BYTES = 512 * 1024  # a device helper is a small module; larger files are not read for it
 # Folders no owner is looked for in, and that hold no package of the project (test code: is_test_path).
+_PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")  # a folder with one installs its packages
 _SKIPPED_FOLDERS = frozenset({"docs", "doc", "examples", "benchmarks", "build", "dist",
                               ".git", ".venv", "venv", "node_modules", "site-packages"})
 
@@ -69,6 +76,10 @@ class DeviceOwner:
     reason: str = ""  # kind accelerator: why the ties stay as they are
     fix_tests: bool = False  # --fix-tests: test code is rewritten too
     ours: bool = False  # the module audit --fix writes (created now, or found by its marker line)
+    # A script repository's other script folders: (folder, module file, created, whether the packages in
+    # that folder reach it: no packaging file there), one module beside each group of scripts (a script
+    # imports only what sits in its own folder); see `for_folder`.
+    beside: tuple[tuple[str, str, bool, bool], ...] = ()
 
     @property
     def expression(self) -> str:
@@ -85,10 +96,24 @@ class DeviceOwner:
         """A script-level module (no package): importable only from files beside it."""
         return "." not in self.module
 
+    def for_folder(self, folder: str, package: bool = False) -> DeviceOwner | None:
+        """The owner a script in `folder` (`package`: a module of a package there) imports: this one in
+        its own folder (and for a package owner), else the module audit writes beside that folder's
+        scripts; None when that folder has none, or for a package there that a packaging file installs
+        (run from anywhere, it does not see the folder)."""
+        if not self.script or folder == self.folder:
+            return self
+        for other, path, created, packages in self.beside:
+            if other == folder and (packages or not package):
+                module = path.rsplit("/", 1)[-1][:-3]
+                return replace(self, module=module, path=path, created=created, beside=())
+        return None
+
     def key(self) -> str:
         """What cached fixes depend on."""
+        folders = ",".join(f"{path}:{int(created)}:{int(packages)}" for _, path, created, packages in self.beside)
         return (f"{self.kind}:{self.module}:{self.function}:{self.index_function or ''}:{int(self.created)}:"
-                f"{int(self.returns_device)}:{self.env}:{int(self.fix_tests)}:{int(self.ours)}")
+                f"{int(self.returns_device)}:{self.env}:{int(self.fix_tests)}:{int(self.ours)}:{folders}")
 
 
 def owner_table(catalogue: Catalogue) -> dict:
@@ -121,12 +146,14 @@ def _find(root: str, files: list[str], floor: TorchFloor, catalogue: Catalogue, 
         for rank, owner in _owners_in(tree, text, rel, root, table):
             found.append((rank, rel.count("/"), rel, owner))
     if found:
-        return min(found, key=lambda item: item[:3])[3]
+        return _with_folders(min(found, key=lambda item: item[:3])[3], root, relative, floor, table, max_bytes)
     if accelerator:
         return DeviceOwner("", "", accelerator, False, None, kind="accelerator",
                            reason=f"the project chooses its device with an Accelerator/Fabric object ({accelerator}): "
-                                  f"pass `accelerator.device` (or `fabric.device`) here where that object is in scope")
-    return _to_create(root, relative, floor, table)
+                                  f"pass `accelerator.device` (or `fabric.device`) here; it is written only where that object is "
+                                  f"built before the tie (in the same function or module, or in the class's `__init__`)")
+    created = _to_create(root, relative, floor, table)
+    return _with_folders(created, root, relative, floor, table, max_bytes) if created is not None else None
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -249,11 +276,25 @@ def _builds_accelerator(tree: ast.Module, table: dict) -> bool:
     """accelerate's Accelerator or lightning's Fabric imported and built (`Accelerator(...)`): the object
     that owns the device."""
     wanted = set(table.get("accelerator_objects", ()))
-    imported = {alias.asname or alias.name for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and node.module and not node.level
-                for alias in node.names if f"{node.module}.{alias.name}" in wanted}
-    return bool(imported) and any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                                  and node.func.id in imported for node in ast.walk(tree))
+    imported: dict[str, str] = {}  # local name -> what it is (`Accelerator`, or the module `lightning` as `L`)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.update((alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update((alias.asname or alias.name.split(".")[0], alias.name if alias.asname else
+                             alias.name.split(".")[0]) for alias in node.names)
+    return any(isinstance(node, ast.Call) and _dotted(node.func, imported) in wanted for node in ast.walk(tree))
+
+
+def _dotted(func: ast.expr, imported: dict[str, str]) -> str:
+    """`L.Fabric` -> "lightning.Fabric" through the file's imports ("" for other calls)."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.insert(0, func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in imported:
+        return ""
+    return ".".join([imported[func.id], *parts])
 
 
 def _module_path(root: str, rel: str) -> str | None:
@@ -278,17 +319,61 @@ def _module_path(root: str, rel: str) -> str | None:
 
 # -- the module to create --------------------------------------------------------------------------
 def _to_create(root: str, relative: list[str], floor: TorchFloor, table: dict) -> DeviceOwner | None:
-    folder, package = _home(root, relative)
-    for name in table.get("module_names", ()):
-        rel = f"{folder}/{name}.py" if folder else f"{name}.py"
-        if os.path.lexists(os.path.join(root, rel)) or os.path.lexists(os.path.join(root, folder, name)):
-            continue  # never over a file (nor a package of that name)
-        env = f"{project_name(root)}_DEVICE"
-        function, index = table.get("function", "get_device"), table.get("index_function", "device_at")
-        content = module_text(table, floor, env, function, index)
-        module = f"{package}.{name}" if package else name
-        return DeviceOwner(module, function, rel, True, index, content=content, env=env, ours=True)
+    home, package = _home(root, relative)
+    homes = [home]
+    if not package:  # a script repository: another folder of scripts when every name is taken there
+        counts = Counter(os.path.dirname(rel) for rel in relative if _script_file(root, rel))
+        homes += sorted((f for f in counts if f != home), key=lambda f: (-counts[f], f))
+    for folder in homes:
+        for name in table.get("module_names", ()):
+            rel = f"{folder}/{name}.py" if folder else f"{name}.py"
+            if os.path.lexists(os.path.join(root, rel)) or os.path.lexists(os.path.join(root, folder, name)):
+                continue  # never over a file (nor a package of that name)
+            env = f"{project_name(root)}_DEVICE"
+            function, index = table.get("function", "get_device"), table.get("index_function", "device_at")
+            content = module_text(table, floor, env, function, index)
+            module = f"{package}.{name}" if package else name
+            return DeviceOwner(module, function, rel, True, index, content=content, env=env, ours=True)
     return None
+
+
+def _with_folders(owner: DeviceOwner, root: str, relative: list[str], floor: TorchFloor, table: dict,
+                  max_bytes: int) -> DeviceOwner:
+    """A script-level module of ours, with one module for each other folder of scripts: a script run
+    as `python folder/script.py` imports from its own folder only (pytorch/examples: each example is
+    a program of its own), so one module elsewhere would leave its ties raising. Each is the module
+    audit wrote there (its marker) or one to create under the first free name; a folder where every
+    name is taken by another file gets none (its ties keep the reason)."""
+    if not owner.script or not owner.ours:
+        return owner
+    folders = sorted({os.path.dirname(rel) for rel in relative if _script_file(root, rel)} - {owner.folder})
+    marker = table.get("marker", "\0")
+    content = owner.content
+    if not content:  # found by its marker: the others are written as a created one would be
+        content = module_text(table, floor, f"{project_name(root)}_DEVICE", owner.function,
+                              owner.index_function or table.get("index_function", "device_at"))
+    beside = []
+    for folder in folders:
+        packages = not any(os.path.isfile(os.path.join(root, folder, f)) for f in _PACKAGING)
+        for name in table.get("module_names", ()):
+            rel = f"{folder}/{name}.py" if folder else f"{name}.py"
+            if os.path.lexists(os.path.join(root, folder, name)):
+                continue  # a package of that name
+            if not os.path.lexists(os.path.join(root, rel)):
+                beside.append((folder, rel, True, packages))
+                break
+            text = _read(root, rel, max_bytes)
+            if text is not None and marker in text:
+                beside.append((folder, rel, False, packages))
+                break
+    return replace(owner, beside=tuple(beside), content=content) if beside else owner
+
+
+def _script_file(root: str, rel: str) -> bool:
+    """A script of the project (outside any package, not test code nor in docs/examples/...)."""
+    parts = rel.split("/")
+    return rel.endswith(".py") and not is_test_path(rel) and not any(part in _SKIPPED_FOLDERS for part in parts[:-1]) \
+        and not os.path.isfile(os.path.join(root, *parts[:-1], "__init__.py"))
 
 
 def _home(root: str, relative: list[str]) -> tuple[str, str]:
@@ -311,7 +396,7 @@ def _home(root: str, relative: list[str]) -> tuple[str, str]:
         elif not any(part in _SKIPPED_FOLDERS for part in parts[:-1]):
             folder = "/".join(parts[:-1])
             scripts[folder] = scripts.get(folder, 0) + 1
-    packaged = any(os.path.isfile(os.path.join(root, f)) for f in ("pyproject.toml", "setup.py", "setup.cfg"))
+    packaged = any(os.path.isfile(os.path.join(root, f)) for f in _PACKAGING)
     if not packaged and scripts.get(""):
         return "", ""  # scripts at the top and no packaging: `models/` is the scripts' own package, not the project
     if packages:

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from auditor.fix.accelerator_scope import accelerator_in_scope
 from auditor.model import Edit, Fix, NewFile
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.positions import LineIndex
 from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, descendants, kind_of
 
 if TYPE_CHECKING:
-    from auditor.analysis.project import FileFacts
     from auditor.context import PythonContext, Reference
     from auditor.fix.device_owner import DeviceOwner
 
@@ -78,6 +78,7 @@ class FixPlan:
     fix_id: str = ""  # the catalogue's fix number (F01 ...), for docs
     reason: str | None = None  # with `display`: why this rewrite is only shown
     device: bool = False  # written through the project's device owner (policy: the contexts it stays out of)
+    display_same: bool = False  # on NVIDIA the new code gives the very value the old did: a display may take it
 
     @classmethod
     def held(cls, reason: str, fix_id: str = "") -> FixPlan:
@@ -109,6 +110,8 @@ class PlannedFix:
     import_only: bool = False  # the finding is an import statement, not a use
     # Contexts where its rewrites to the project's device stay suggestions (policy.finalize); empty for others.
     device_contexts: frozenset[str] = frozenset()
+    # Every rewrite gives, on NVIDIA, the value the CUDA call gave: a display of it shows the same text there.
+    display_same: bool = False
 
 
 # -- the rewriter ------------------------------------------------------------------------------------
@@ -249,6 +252,8 @@ class Rewriter:
         right before the statement holding `at` (pattern 12). None when no expression can be
         written here; `device_unavailable()` says why."""
         owner = self._device_owner()
+        if owner is not None and owner.kind == "accelerator":
+            return self._accelerator_device(index, at)
         if owner is None or self.device_unavailable() is not None:
             return None
         if index is not None and owner.index_function is not None:
@@ -267,6 +272,18 @@ class Rewriter:
             return None
         kind = f"{text}.type" if owner.returns_device else f"{device[0]}({text}).type"
         return f"{device[0]}({kind}, {index})", _merged(spelled[1], device[1])
+
+    def _accelerator_device(self, index: str | None, at: cst.CSTNode | None) -> tuple[str, list[NodeEdit]] | None:
+        """`accelerator.device` (`fabric.device`, `self.accelerator.device`) where the object that owns the
+        project's device certainly exists (auditor/fix/accelerator_scope.py); with an index, the device of
+        its type there. None elsewhere: the tie keeps the owner's reason."""
+        found = accelerator_in_scope(at, self) if at is not None else None
+        if found is None:
+            return None
+        if index is None:
+            return f"{found}.device", []
+        device = self.name_for("torch.device")
+        return (f"{device[0]}({found}.device.type, {index})", device[1]) if device is not None else None
 
     def device_type_expr(self, at: cst.CSTNode | None = None) -> tuple[str, list[NodeEdit]] | None:
         """The project's device type as a string (`get_device().type`: "cuda" on NVIDIA), for the
@@ -297,9 +314,10 @@ class Rewriter:
             return "this file is where the project chooses its device"
         if facts is not None and facts.test and not owner.fix_tests:
             return "test code: left as it is (`--fix-tests` rewrites it too)"
-        if owner.script and os.path.dirname(here) != owner.folder and not _in_package_beside(here, facts, owner):
+        if owner.script and self._folder_owner(owner) is None:
             return (f"the device module {owner.path} is a script-level module, importable only from files beside it "
-                    f"and from the packages there (this one is in another folder)")
+                    f"and from the packages there (this one is in another folder, whose module names are taken or "
+                    f"whose packaging file installs this package, run from anywhere)")
         beside = os.path.dirname(here) == os.path.dirname(owner.folder)  # a script next to the package's folder
         if not owner.script and not beside and not self._reaches_package(owner.module.split(".", 1)[0]):
             return (f"this file is outside the package `{owner.module.split('.', 1)[0]}` and does not import it "
@@ -327,8 +345,24 @@ class Rewriter:
                    for targets in self.ctx.resolver.import_targets.values() for t in targets)
 
     def _device_owner(self) -> DeviceOwner | None:
+        """The owner this file imports: the project's, or for a script repository the module beside
+        this file's folder of scripts (DeviceOwner.for_folder)."""
         facts = self.ctx.facts
-        return facts.device_owner if facts is not None else None
+        owner = facts.device_owner if facts is not None else None
+        if owner is None or not owner.script or not owner.beside:
+            return owner
+        return self._folder_owner(owner) or owner
+
+    def _folder_owner(self, owner: DeviceOwner) -> DeviceOwner | None:
+        """The script-level module a file here reaches: beside it, or beside the top folder of its package."""
+        facts = self.ctx.facts
+        here = facts.root_path if facts is not None else ""
+        folder, package = os.path.dirname(here), False
+        if facts is not None and facts.package:
+            parts, top = here.split("/"), facts.package.split(".", 1)[0]
+            if top in parts[:-1]:
+                folder, package = "/".join(parts[:parts.index(top)]), True
+        return owner.for_folder(folder, package)
 
     def _owner_name(self, owner: DeviceOwner, name: str, at: cst.CSTNode | None) -> tuple[str, list[NodeEdit]] | None:
         """`name` of the owner's module as this file can write it, and the edits that import it."""
@@ -500,16 +534,6 @@ class Rewriter:
     def delete_statement(self, statement: cst.SimpleStatementLine) -> NodeEdit:
         """Remove a statement's whole line(s), its trailing comment included."""
         return NodeEdit(Pos(statement, "line-start"), Pos(statement, "line-after"), "")
-
-
-def _in_package_beside(here: str, facts: FileFacts | None, owner: DeviceOwner) -> bool:
-    """The file belongs to a package whose top folder sits beside a script-level owner: the scripts
-    import it from their folder, which is on sys.path, so it reaches the owner too."""
-    if facts is None or not facts.package:
-        return False
-    top = facts.package.split(".", 1)[0]
-    prefix = f"{owner.folder}/{top}/" if owner.folder else f"{top}/"
-    return here.startswith(prefix)
 
 
 def _merged(first: list[NodeEdit], second: list[NodeEdit]) -> list[NodeEdit]:

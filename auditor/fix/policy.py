@@ -6,7 +6,8 @@ Decided per file, when its findings are placed (so the cache keeps the answer):
    allows; when none, the first, shown only, naming the version it needs;
 2. context: a finding in a context listed under `[context] hold_unsafe` in rules/fixes.toml (a
    module that implements the CUDA backend beside sibling backends) keeps its unsafe fixes as
-   suggestions: calling CUDA is right there;
+   suggestions: calling CUDA is right there; except that a display takes a rewrite whose value on
+   NVIDIA is the CUDA call's (a swap row's `display_same`: the printed text is unchanged there);
 3. the CUDA-clean gate (catalogue 5.5): a gated fix (a swap that makes another accelerator
    selectable: `torch.cuda.is_available()` -> `torch.accelerator.is_available()`, `.cuda()` ->
    `.to(current_accelerator())`, NCCL -> the device's backend) is applied only when, after every
@@ -84,7 +85,7 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
         fix, gated = next(((f, g) for f, g in plan.fixes if floor.allows(f.min_torch)), oldest)
         if not floor.allows(fix.min_torch):
             fix = _demote(fix, f"needs torch >= {fix.min_torch}; the project supports {floor.describe()}")
-        elif fix.applicability == Applicability.UNSAFE and _in_context(finding, hold):
+        elif fix.applicability == Applicability.UNSAFE and _in_context(finding, hold - _displayed_alike(plan)):
             fix = _demote(fix, f"left as it is in a {finding.context} context: calling CUDA is right there")
         elif plan.device_contexts and fix.applicability != "display" and _in_context(finding, plan.device_contexts):
             fix = _demote(fix, f"left as it is in a {finding.context} context: the device there is CUDA on purpose"
@@ -112,6 +113,13 @@ def finalize(findings: list[Finding], planned: dict[int, PlannedFix], floor: Tor
             for index in gated_indexes:
                 out[index] = replace(out[index], fix=_demote(out[index].fix, reason))
     return out
+
+
+def _displayed_alike(plan: PlannedFix) -> set[str]:
+    """`display` when the rewrite gives on NVIDIA the value the CUDA call gave (`display_same` swap rows):
+    a message showing it reads the same there, and no longer raises elsewhere. Other display rewrites
+    would change what is shown, and stay held."""
+    return {"display"} if plan.display_same else set()
 
 
 def _dispatch_once(found: list[str | None], text: str, catalogue: Catalogue) -> bool:

@@ -39,6 +39,8 @@ class Swap:
     context: str = ""
     guard: str = ""
     otherwise: str | None = None
+    idle: str | None = None
+    display_same: bool = False
     all_calls: bool = False
     check: bool = False
 
@@ -59,7 +61,7 @@ def _swaps(catalogue: Catalogue) -> dict[str, Swap]:
                     positional=tuple(row.get("positional", ())), keywords=tuple(row.get("keywords", ())),
                     forbid=tuple(row.get("forbid", ())), args=row.get("args", ""), max_args=row.get("max_args"),
                     context=row.get("context", ""), guard=row.get("guard", ""), otherwise=row.get("otherwise"),
-                    all_calls=bool(row.get("all_calls")), check=bool(row.get("check")))
+                    idle=row.get("idle"), display_same=bool(row.get("display_same")), all_calls=bool(row.get("all_calls")), check=bool(row.get("check")))
         for name in swap.api:
             table[name] = swap
     _BUILT[id(rows)] = (rows, table)
@@ -126,7 +128,8 @@ def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
     edits: list[NodeEdit] = [rewriter.replace(call.func, text), *imports, *_reshape(swap, args, rewriter)]
     statement = rewriter.lone_statement(call) if swap.guard else None
     guarded = swap.guard == "statement" or (swap.guard == "when-statement" and statement is not None)
-    if guarded or swap.otherwise is not None:
+    idle = _idle_argument(swap, args)
+    if guarded or swap.otherwise is not None or idle is not None:
         condition = rewriter.name_for(GUARD, site=ref)
         if condition is None:
             return None
@@ -140,10 +143,22 @@ def _call(swap: Swap, ref: Reference, rewriter: Rewriter) -> FixPlan | None:
                                     swap.fix_id)
             if not _already_guarded(statement, rewriter):
                 edits.append(rewriter.guard(statement, guard_text + "()"))
-        else:
+        elif swap.otherwise is not None:
             edits.append(rewriter.insert_before(call, "("))
             edits.append(rewriter.insert_after(call, f" if {guard_text}() else {swap.otherwise})"))
-    return _plan(swap, edits, _message(swap, text, guarded))
+        if idle is not None:
+            edits.append(rewriter.insert_after(idle, f" if {guard_text}() else {swap.idle}"))
+    return _plan(swap, edits, _message(swap, text, guarded, idle is not None))
+
+
+def _idle_argument(swap: Swap, args: list[cst.Arg]) -> cst.BaseExpression | None:
+    """The argument that becomes `arg if torch.accelerator.is_available() else <idle>`: the new call
+    raises without an accelerator for that argument, and the idle value makes it a no-op there (the
+    CUDA call raised too, so nothing a CPU run did changes). None when there is nothing to wrap."""
+    if swap.idle is None or len(args) != 1:
+        return None
+    value = args[0].value
+    return None if isinstance(value, cst.Name) and value.value == swap.idle else value
 
 
 def _patched(rewriter: Rewriter) -> frozenset[str]:
@@ -293,7 +308,9 @@ def _all_calls(swap: Swap, rewriter: Rewriter) -> bool:
     return all(ref.kind in ("call", "import") for ref in refs)
 
 
-def _message(swap: Swap, text: str, guarded: bool) -> str:
+def _message(swap: Swap, text: str, guarded: bool, idle: bool = False) -> str:
+    if idle:
+        return f"Replace with `{text}(i if torch.accelerator.is_available() else {swap.idle})`"
     if guarded:
         return f"Replace with `{text}(...)` under `if torch.accelerator.is_available():`"
     if swap.otherwise is not None:
@@ -302,4 +319,4 @@ def _message(swap: Swap, text: str, guarded: bool) -> str:
 
 
 def _plan(swap: Swap, edits: list[NodeEdit], message: str) -> FixPlan:
-    return FixPlan(swap.applicability, message, edits, swap.since, swap.gated, swap.fix_id)
+    return FixPlan(swap.applicability, message, edits, swap.since, swap.gated, swap.fix_id, display_same=swap.display_same)
