@@ -507,3 +507,14 @@ def test_a_new_cuda_extension_in_setup_py_is_seen_by_a_warm_run(tmp_path):
                                    "['k.cu'])])\n")
     found = [f for f in _scan(root, cache).findings if f.path == "det/ops/nms.py"]
     assert [f.rule for f in found] == ["LK409"]
+
+
+def test_the_cuda_rng_setters_are_lazy_and_degrade_the_getters_raise(scan_source):
+    source = ("import torch as th\n\n\ndef restore(state):\n    th.cuda.set_rng_state_all(state)\n"
+              "    th.cuda.random.set_rng_state(state[0])\n    return th.cuda.get_rng_state()\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/rng.py": source})
+    found = by_line(result, "LK208")
+    for line in (5, 6):
+        assert found[line].targets["cpu"] == found[line].targets["tpu"] == "degrades"
+        assert found[line].targets["rocm"] == "works"
+    assert found[7].targets["cpu"] == "raises" and found[7].targets["rocm"] == "works"
