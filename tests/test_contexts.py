@@ -518,3 +518,13 @@ def test_the_cuda_rng_setters_are_lazy_and_degrade_the_getters_raise(scan_source
         assert found[line].targets["cpu"] == found[line].targets["tpu"] == "degrades"
         assert found[line].targets["rocm"] == "works"
     assert found[7].targets["cpu"] == "raises" and found[7].targets["rocm"] == "works"
+
+
+def test_a_typing_alias_names_types_and_runs_nothing(scan_source):
+    source = ("from typing import Union\nimport typing as t\nimport torch as th\n\n"
+              "_CTX = Union[th.cuda.StreamContext, None]\n_ANY = t.Optional[th.cuda.Stream]\n"
+              "STREAMS = CACHE[th.cuda.current_stream()]\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/types.py": source})
+    lines = {f.line for f in result.findings if f.path.endswith("types.py")}
+    assert 5 not in lines and 6 not in lines
+    assert 7 in lines  # trap: a subscript of anything else evaluates its index
