@@ -528,3 +528,15 @@ def test_a_typing_alias_names_types_and_runs_nothing(scan_source):
     lines = {f.line for f in result.findings if f.path.endswith("types.py")}
     assert 5 not in lines and 6 not in lines
     assert 7 in lines  # trap: a subscript of anything else evaluates its index
+
+
+# -- NVTX options and type aliases -------------------------------------------------------------------------
+def test_an_nvtx_option_guards_its_branch(scan_source):
+    source = ("import torch\n\n\nclass Profiler:\n    def start(self):\n        if self._emit_nvtx:\n"
+              "            self.parent = torch.cuda.profiler.profile()\n        if self._emit_stats:\n"
+              "            self.other = torch.cuda.profiler.profile()\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/prof.py": source})
+    found = by_line(result, "LK213")
+    nvtx, stats = found[7], found[9]
+    assert "guarded" in nvtx.context and nvtx.targets["cpu"] == "works" and nvtx.targets["rocm"] == "works"
+    assert stats.context is None and stats.targets["cpu"] == "raises"  # trap: an option not about NVIDIA
