@@ -186,7 +186,10 @@ class Placer:
         self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
         self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
         self._registries: dict[int, str | None] = {}  # a definition's id -> its registry key, or None
+        self._self_registries: dict[int, tuple[str, int | None] | None] = {}  # a class's id -> (its key, line)
+        self._default_keys = frozenset(table.get("feature", {}).get("registry", {}).get("default_keys", ()))
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
+        self._entry_points = self._main_functions | frozenset(table.get("feature", {}).get("entry_points", ()))
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
@@ -334,6 +337,15 @@ class Placer:
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
         home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
+        if home is None and runtime is None and where.optional is None:
+            # Any other tie in such a function (`def to_tensorrt(self, default_device="cuda")`) is
+            # the feature's too, when nothing at the module's top calls it, not even a `__main__`
+            # block: a script's `main()` importing pynvml is the program, not an opt-in.
+            home, runtime = next(((f, name) for f in functions for name in sorted(self.lazy)
+                                  if f.name.value not in self._entry_points and self._imports_in(f, name)),
+                                 (None, None))
+            if home is not None and self.uses.module_uses(home):
+                home = None
         if home is not None and not self.uses.main_path_calls(home, self._main_functions):
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
             where.feature_kind = "function"
@@ -348,6 +360,25 @@ class Placer:
         if key is not None:
             where.feature, where.feature_line, where.runtime = key, self._def_line(definition), definition.name.value
             where.feature_kind = "registry"
+        elif isinstance(definition, cst.ClassDef) and where.backend is None:
+            self._self_registered(where, definition)
+
+    def _self_registered(self, where: Where, definition: cst.ClassDef) -> None:
+        """`class DDPStrategy: ... registry.register("ddp", cls)` (or `@STRATEGIES.register("ddp")`):
+        a strategy, accelerator or backend class put in a registry by name, which the user picks by
+        that name (or the dispatcher by the hardware present): an opt-in backend, like a registry
+        dict's entry. One registered under a device name is a backend module's (its siblings judge
+        it), one registered as the default is the main path."""
+        found = self._self_registries.get(id(definition), "")
+        if found == "":
+            registered = self.uses.self_registration(definition, self._default_keys)
+            if registered is not None and registered[0] and self.judge.vocab.device(registered[0]) is not None:
+                registered = None  # `register("cuda", cls)`: the CUDA accelerator, a backend module
+            found = self._self_registries[id(definition)] = None if registered is None else (
+                registered[0] or definition.name.value, self._def_line(definition))
+        if found is not None:
+            where.feature, where.feature_line, where.runtime = found[0], found[1], definition.name.value
+            where.feature_kind = "registered"
 
     def _choice(self, where: Where, node: cst.If) -> None:
         """`elif ENGINE == "triton": from .flash_attn_triton import ...`: a branch taken for one value
