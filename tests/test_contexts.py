@@ -540,3 +540,36 @@ def test_an_nvtx_option_guards_its_branch(scan_source):
     nvtx, stats = found[7], found[9]
     assert "guarded" in nvtx.context and nvtx.targets["cpu"] == "works" and nvtx.targets["rocm"] == "works"
     assert stats.context is None and stats.targets["cpu"] == "raises"  # trap: an option not about NVIDIA
+
+
+# -- per-device methods: `def cuda(self)` beside `def cpu(self)` ----------------------------------------
+MIXIN = ("import torch as th\n\n\nclass DeviceMixin(th.nn.Module):\n"
+         "    def cuda(self, device=None):\n"
+         "        return super().to(th.device('cuda', th.cuda.current_device()))\n\n"
+         "    def cpu(self):\n        return super().to('cpu')\n")
+
+
+def test_the_cuda_method_beside_a_cpu_method_is_a_backend_of_its_class(scan_source):
+    result = scan_source({"pkg/__init__.py": "", "pkg/mixin.py": MIXIN})
+    selection = by_line(result, "LK203")[6]
+    assert selection.context == "backend-module"
+    assert selection.targets["cpu"] == "works" and selection.targets["tpu"] == "degrades"
+    assert "`DeviceMixin.cuda()`" in selection.message and "cpu has sibling" in selection.message
+
+
+def test_trap_a_cuda_method_alone_or_a_test_beside_a_cpu_test_is_the_main_path(scan_source):
+    alone = MIXIN.replace("    def cpu(self):\n        return super().to('cpu')\n", "    def half(self):\n        return self\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/mixin.py": alone})
+    assert by_line(result, "LK203")[6].context is None
+    tests = ("import torch\n\n\ndef test_cuda():\n    torch.cuda.set_device(0)\n\n\n"
+             "def test_cpu():\n    torch.ones(1)\n")
+    result = scan_source({"tests/test_devices.py": tests})
+    assert by_line(result, "LK203")[5].context == "test"  # pytest runs both: neither is chosen
+
+
+def test_cuda_graph_method_beside_cpu_offload_is_no_device_pair(scan_source):
+    # trap: the other name parts differ, so these are two features, not one per-device choice
+    source = ("import torch\n\n\nclass Runner:\n    def cuda_graph(self):\n        torch.cuda.set_device(0)\n\n"
+              "    def cpu_offload(self):\n        return self\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/runner.py": source})
+    assert by_line(result, "LK203")[6].context is None

@@ -26,6 +26,7 @@ import libcst as cst
 from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
+from auditor.analysis.project import config as project_config
 from auditor.analysis.seeds import redundant_seeding
 from auditor.analysis.uses import ModuleUses
 from auditor.python.names import dotted_name, dotted_parts
@@ -186,6 +187,7 @@ class Placer:
         self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
         self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
         self._registries: dict[int, str | None] = {}  # a definition's id -> its registry key, or None
+        self._device_methods: dict[int, BackendModule | None] = {}  # a function's id -> what _device_method found
         self._self_registries: dict[int, tuple[str, int | None] | None] = {}  # a class's id -> (its key, line)
         self._default_keys = frozenset(table.get("feature", {}).get("registry", {}).get("default_keys", ()))
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
@@ -237,6 +239,8 @@ class Placer:
             elif kind in (cst.FunctionDef, cst.ClassDef):
                 if kind is cst.FunctionDef:
                     functions.append(parent)
+                    if where.backend is None and index > 0:
+                        where.backend = self._device_method(parent, ancestors[index - 1], ancestors[index - 2] if index > 1 else None)
                 if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
                     self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
@@ -362,6 +366,36 @@ class Placer:
             where.feature_kind = "registry"
         elif isinstance(definition, cst.ClassDef) and where.backend is None:
             self._self_registered(where, definition)
+
+    def _device_method(self, function: cst.FunctionDef, block: cst.CSTNode, owner: cst.CSTNode | None) -> BackendModule | None:
+        """`def cuda(self)` beside `def cpu(self)` in a class (`to_cuda()` beside `to_cpu()` in a
+        module): the CUDA member of a set of per-device methods, which runs only when a caller asks
+        for that device by name; the others take their own (a backend module, one function wide)."""
+        key = id(function)
+        if key in self._device_methods:
+            return self._device_methods[key]
+        found = None
+        conf = project_config()
+        tokens = [t for t in function.name.value.lower().split("_") if t]
+        if tokens[:1] != ["test"] and any(t in conf.cuda_words for t in tokens) \
+                and isinstance(block, (cst.IndentedBlock, cst.Module)):  # pytest runs every test_*: none is chosen
+            rest = [t for t in tokens if t not in conf.cuda_words]
+            covered: set[str] = set()
+            others: set[str] = set()
+            for statement in block.body:
+                if not isinstance(statement, cst.FunctionDef) or statement is function:
+                    continue
+                sibling = [t for t in statement.name.value.lower().split("_") if t]
+                devices = [t for t in sibling if t in conf.sibling_words]
+                if devices and [t for t in sibling if t not in conf.sibling_words] == rest:
+                    for device in devices:
+                        target = conf.sibling_words[device]
+                        (covered.add(target) if target else others.add(device))
+            if covered or others:
+                owner_name = f"{owner.name.value}." if isinstance(owner, cst.ClassDef) else ""
+                found = BackendModule(f"{owner_name}{function.name.value}()", frozenset(covered), tuple(sorted(others)))
+        self._device_methods[key] = found
+        return found
 
     def _self_registered(self, where: Where, definition: cst.ClassDef) -> None:
         """`class DDPStrategy: ... registry.register("ddp", cls)` (or `@STRATEGIES.register("ddp")`):
