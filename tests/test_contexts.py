@@ -573,3 +573,28 @@ def test_cuda_graph_method_beside_cpu_offload_is_no_device_pair(scan_source):
               "    def cpu_offload(self):\n        return self\n")
     result = scan_source({"pkg/__init__.py": "", "pkg/runner.py": source})
     assert by_line(result, "LK203")[6].context is None
+
+
+# -- isinstance of a device's backend class, and early returns for named devices ------------------------
+def test_isinstance_of_a_class_named_for_a_device_is_a_device_test(scan_source):
+    source = ("import torch\n\n\ndef sync(accelerator):\n    if isinstance(accelerator, CUDAAccelerator):\n"
+              "        torch.cuda.synchronize()\n    if isinstance(accelerator, (CUDAAccelerator, Plain)):\n"
+              "        torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"pkg/__init__.py": "", "pkg/acc.py": source}), "LK204")
+    assert found[6].context == "guarded" and found[6].guard == "device" and found[6].targets["tpu"] == "works"
+    assert found[8].context is None and found[8].targets["tpu"] == "raises"  # trap: one class is no device's
+
+
+def test_an_early_return_for_a_named_device_serves_it_before_the_cuda_code(scan_source):
+    source = ("import torch\n\n\nclass Connector:\n    def precision(self):\n"
+              "        if isinstance(self.strategy, (SingleDeviceXLAStrategy, XLAFSDPStrategy)):\n"
+              "            return XLAPrecision()\n"
+              "        if isinstance(self.strategy, MPSDDPStrategy):\n            raise ValueError('no')\n"
+              "        return Mixed(device=torch.device('cuda'))\n\n"
+              "    def other(self):\n        if isinstance(self.strategy, XLAStrategy):\n"
+              "            raise ValueError('not on XLA')\n        return Mixed(device=torch.device('cuda'))\n")
+    found = by_line(scan_source({"pkg/__init__.py": "", "pkg/conn.py": source}), "LK101")
+    assert found[10].targets["tpu"] == "works" and found[10].targets["cpu"] == "raises"
+    assert found[10].targets["mps"] == "raises"  # the MPS branch raises: it serves nothing
+    assert "tpu" in found[10].message and "own branch" in found[10].message
+    assert found[15].context is None and found[15].targets["tpu"] == "raises"  # trap: a raise serves nothing

@@ -602,7 +602,13 @@ class Placer:
         if position is None:
             return
         for index, truth, test, whole in exits:
-            if (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
+            if isinstance(test, cst.If):
+                # `if isinstance(self.strategy, XLAStrategy): return XLAPrecision()`: the devices it
+                # names took that return, as an earlier branch of a chain takes them
+                if index < position:
+                    where.served_before |= self._named(test.test)
+                    where.kinds.add("dispatch")
+            elif (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
 
     def _required(self, where: Where, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> None:
@@ -628,6 +634,8 @@ class Placer:
                 truth = self.judge.exit_guard(statement)
                 if truth is not None and (truth.excludes or truth.requires_package):
                     found.append((index, truth, statement.test, False))
+                elif truth is not None and self._named(statement.test):
+                    found.append((index, truth, statement, False))  # an early return for named devices
             elif module and isinstance(statement, cst.SimpleStatementLine):
                 truth = self.judge.module_skip(statement)
                 if truth is not None and (truth.excludes or truth.requires_package):
