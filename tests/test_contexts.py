@@ -507,3 +507,94 @@ def test_a_new_cuda_extension_in_setup_py_is_seen_by_a_warm_run(tmp_path):
                                    "['k.cu'])])\n")
     found = [f for f in _scan(root, cache).findings if f.path == "det/ops/nms.py"]
     assert [f.rule for f in found] == ["LK409"]
+
+
+def test_the_cuda_rng_setters_are_lazy_and_degrade_the_getters_raise(scan_source):
+    source = ("import torch as th\n\n\ndef restore(state):\n    th.cuda.set_rng_state_all(state)\n"
+              "    th.cuda.random.set_rng_state(state[0])\n    return th.cuda.get_rng_state()\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/rng.py": source})
+    found = by_line(result, "LK208")
+    for line in (5, 6):
+        assert found[line].targets["cpu"] == found[line].targets["tpu"] == "degrades"
+        assert found[line].targets["rocm"] == "works"
+    assert found[7].targets["cpu"] == "raises" and found[7].targets["rocm"] == "works"
+
+
+def test_a_typing_alias_names_types_and_runs_nothing(scan_source):
+    source = ("from typing import Union\nimport typing as t\nimport torch as th\n\n"
+              "_CTX = Union[th.cuda.StreamContext, None]\n_ANY = t.Optional[th.cuda.Stream]\n"
+              "STREAMS = CACHE[th.cuda.current_stream()]\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/types.py": source})
+    lines = {f.line for f in result.findings if f.path.endswith("types.py")}
+    assert 5 not in lines and 6 not in lines
+    assert 7 in lines  # trap: a subscript of anything else evaluates its index
+
+
+# -- NVTX options and type aliases -------------------------------------------------------------------------
+def test_an_nvtx_option_guards_its_branch(scan_source):
+    source = ("import torch\n\n\nclass Profiler:\n    def start(self):\n        if self._emit_nvtx:\n"
+              "            self.parent = torch.cuda.profiler.profile()\n        if self._emit_stats:\n"
+              "            self.other = torch.cuda.profiler.profile()\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/prof.py": source})
+    found = by_line(result, "LK213")
+    nvtx, stats = found[7], found[9]
+    assert "guarded" in nvtx.context and nvtx.targets["cpu"] == "works" and nvtx.targets["rocm"] == "works"
+    assert stats.context is None and stats.targets["cpu"] == "raises"  # trap: an option not about NVIDIA
+
+
+# -- per-device methods: `def cuda(self)` beside `def cpu(self)` ----------------------------------------
+MIXIN = ("import torch as th\n\n\nclass DeviceMixin(th.nn.Module):\n"
+         "    def cuda(self, device=None):\n"
+         "        return super().to(th.device('cuda', th.cuda.current_device()))\n\n"
+         "    def cpu(self):\n        return super().to('cpu')\n")
+
+
+def test_the_cuda_method_beside_a_cpu_method_is_a_backend_of_its_class(scan_source):
+    result = scan_source({"pkg/__init__.py": "", "pkg/mixin.py": MIXIN})
+    selection = by_line(result, "LK203")[6]
+    assert selection.context == "backend-module"
+    assert selection.targets["cpu"] == "works" and selection.targets["tpu"] == "degrades"
+    assert "`DeviceMixin.cuda()`" in selection.message and "cpu has sibling" in selection.message
+
+
+def test_trap_a_cuda_method_alone_or_a_test_beside_a_cpu_test_is_the_main_path(scan_source):
+    alone = MIXIN.replace("    def cpu(self):\n        return super().to('cpu')\n", "    def half(self):\n        return self\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/mixin.py": alone})
+    assert by_line(result, "LK203")[6].context is None
+    tests = ("import torch\n\n\ndef test_cuda():\n    torch.cuda.set_device(0)\n\n\n"
+             "def test_cpu():\n    torch.ones(1)\n")
+    result = scan_source({"tests/test_devices.py": tests})
+    assert by_line(result, "LK203")[5].context == "test"  # pytest runs both: neither is chosen
+
+
+def test_cuda_graph_method_beside_cpu_offload_is_no_device_pair(scan_source):
+    # trap: the other name parts differ, so these are two features, not one per-device choice
+    source = ("import torch\n\n\nclass Runner:\n    def cuda_graph(self):\n        torch.cuda.set_device(0)\n\n"
+              "    def cpu_offload(self):\n        return self\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/runner.py": source})
+    assert by_line(result, "LK203")[6].context is None
+
+
+# -- isinstance of a device's backend class, and early returns for named devices ------------------------
+def test_isinstance_of_a_class_named_for_a_device_is_a_device_test(scan_source):
+    source = ("import torch\n\n\ndef sync(accelerator):\n    if isinstance(accelerator, CUDAAccelerator):\n"
+              "        torch.cuda.synchronize()\n    if isinstance(accelerator, (CUDAAccelerator, Plain)):\n"
+              "        torch.cuda.synchronize()\n")
+    found = by_line(scan_source({"pkg/__init__.py": "", "pkg/acc.py": source}), "LK204")
+    assert found[6].context == "guarded" and found[6].guard == "device" and found[6].targets["tpu"] == "works"
+    assert found[8].context is None and found[8].targets["tpu"] == "raises"  # trap: one class is no device's
+
+
+def test_an_early_return_for_a_named_device_serves_it_before_the_cuda_code(scan_source):
+    source = ("import torch\n\n\nclass Connector:\n    def precision(self):\n"
+              "        if isinstance(self.strategy, (SingleDeviceXLAStrategy, XLAFSDPStrategy)):\n"
+              "            return XLAPrecision()\n"
+              "        if isinstance(self.strategy, MPSDDPStrategy):\n            raise ValueError('no')\n"
+              "        return Mixed(device=torch.device('cuda'))\n\n"
+              "    def other(self):\n        if isinstance(self.strategy, XLAStrategy):\n"
+              "            raise ValueError('not on XLA')\n        return Mixed(device=torch.device('cuda'))\n")
+    found = by_line(scan_source({"pkg/__init__.py": "", "pkg/conn.py": source}), "LK101")
+    assert found[10].targets["tpu"] == "works" and found[10].targets["cpu"] == "raises"
+    assert found[10].targets["mps"] == "raises"  # the MPS branch raises: it serves nothing
+    assert "tpu" in found[10].message and "own branch" in found[10].message
+    assert found[15].context is None and found[15].targets["tpu"] == "raises"  # trap: a raise serves nothing

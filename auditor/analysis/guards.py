@@ -166,6 +166,7 @@ class Vocabulary:
     negations: frozenset[str] = frozenset()  # `no_cuda`, `disable_gpu`: the option says the opposite
     falsy: frozenset[str] = frozenset()  # values an option compared with means "off" ("0", "false")
     build_names: dict[str, frozenset[str]] = field(default_factory=dict)  # CUDA_HOME, ROCM_HOME, IS_HIP_EXTENSION
+    class_ignore: frozenset[str] = frozenset()  # device words that do not name a device in a class name
 
     def build_name(self, name: str) -> frozenset[str] | None:
         """Where a build constant imported from a build module holds (`CUDA_HOME`, `IS_HIP_EXTENSION`),
@@ -231,6 +232,7 @@ def _vocabulary(guards: dict) -> Vocabulary:
         falsy=frozenset(options.get("falsy", ())),
         build_names={name.rsplit(".", 1)[-1]: frozenset(p) for name, p in guards.get("available", {}).items()
                      if name.startswith(build) and name.rsplit(".", 1)[-1].isupper()},
+        class_ignore=frozenset(guards.get("instance", {}).get("ignore", ())),
     )
 
 
@@ -405,6 +407,8 @@ class Judge:
             if platforms is not None:
                 return self._device_test(platforms)
             return UNKNOWN
+        if name == "isinstance" and isinstance(node.func, cst.Name) and len(node.args) == 2:
+            return self._instance_of(node.args[1].value)
         for pattern, platforms in self.vocab.helpers:
             if pattern.fullmatch(name):
                 return on(platforms, certain=True)
@@ -413,6 +417,34 @@ class Judge:
             word = (package.group(1) or package.group(2)) if package is not None else None
             return (self._package(word) if word else None) or OPTIONAL
         return UNKNOWN
+
+    def _instance_of(self, classes: cst.BaseExpression) -> Truth:
+        """`isinstance(self.accelerator, XLAAccelerator)`, `isinstance(s, (XLAStrategy, XLAFSDPStrategy))`:
+        the object is one device's backend (its class is named for it, rules/targets.toml `siblings`
+        and the CUDA words): a device test. Every class must be named for a device, else it says nothing."""
+        names = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+        platforms: set[str] = set()
+        for item in names:
+            last = item.value if isinstance(item, cst.Name) else item.attr.value if isinstance(item, cst.Attribute) else None
+            found = self._class_platforms(last) if last else None
+            if found is None:
+                return UNKNOWN
+            platforms |= found
+        return self._device_test(frozenset(platforms))
+
+    def _class_platforms(self, name: str) -> frozenset[str] | None:
+        """The platforms a class name's parts name (`XLAStrategy` -> the XLA targets; `CUDAAccelerator`
+        -> NVIDIA and the targets that run CUDA calls; `HPUAccelerator` -> none), None when no part
+        is a device word (rules/contexts.toml [guards.words], less [guards.instance] ignore)."""
+        found: set[str] | None = None
+        for token in _TOKENS.findall(name):
+            word = token.lower()
+            if word not in self.vocab.words and token.isupper() and len(token) > 3:
+                # an acronym run (`XLAFSDPStrategy` -> "XLAFSDP"): the device word it starts with
+                word = next((w for w in self.vocab.words if len(w) >= 3 and word.startswith(w)), word)
+            if word in self.vocab.words and word not in self.vocab.class_ignore:
+                found = (found or set()) | self.vocab.words[word]
+        return None if found is None else frozenset(found)
 
     # -- the environment ------------------------------------------------------------------------------
     def _env_name(self, node: cst.BaseExpression) -> str | None:

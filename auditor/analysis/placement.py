@@ -26,6 +26,7 @@ import libcst as cst
 from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
+from auditor.analysis.project import config as project_config
 from auditor.analysis.seeds import redundant_seeding
 from auditor.analysis.uses import ModuleUses
 from auditor.python.names import dotted_name, dotted_parts
@@ -186,7 +187,11 @@ class Placer:
         self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
         self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
         self._registries: dict[int, str | None] = {}  # a definition's id -> its registry key, or None
+        self._device_methods: dict[int, BackendModule | None] = {}  # a function's id -> what _device_method found
+        self._self_registries: dict[int, tuple[str, int | None] | None] = {}  # a class's id -> (its key, line)
+        self._default_keys = frozenset(table.get("feature", {}).get("registry", {}).get("default_keys", ()))
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
+        self._entry_points = self._main_functions | frozenset(table.get("feature", {}).get("entry_points", ()))
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
 
@@ -234,6 +239,8 @@ class Placer:
             elif kind in (cst.FunctionDef, cst.ClassDef):
                 if kind is cst.FunctionDef:
                     functions.append(parent)
+                    if where.backend is None and index > 0:
+                        where.backend = self._device_method(parent, ancestors[index - 1], ancestors[index - 2] if index > 1 else None)
                 if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
                     self._decorated(where, parent)
                 if kind is cst.FunctionDef and where.display is None and self.display_functions.match(parent.name.value):
@@ -334,6 +341,15 @@ class Placer:
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
         home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
+        if home is None and runtime is None and where.optional is None:
+            # Any other tie in such a function (`def to_tensorrt(self, default_device="cuda")`) is
+            # the feature's too, when nothing at the module's top calls it, not even a `__main__`
+            # block: a script's `main()` importing pynvml is the program, not an opt-in.
+            home, runtime = next(((f, name) for f in functions for name in sorted(self.lazy)
+                                  if f.name.value not in self._entry_points and self._imports_in(f, name)),
+                                 (None, None))
+            if home is not None and self.uses.module_uses(home):
+                home = None
         if home is not None and not self.uses.main_path_calls(home, self._main_functions):
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
             where.feature_kind = "function"
@@ -348,6 +364,55 @@ class Placer:
         if key is not None:
             where.feature, where.feature_line, where.runtime = key, self._def_line(definition), definition.name.value
             where.feature_kind = "registry"
+        elif isinstance(definition, cst.ClassDef) and where.backend is None:
+            self._self_registered(where, definition)
+
+    def _device_method(self, function: cst.FunctionDef, block: cst.CSTNode, owner: cst.CSTNode | None) -> BackendModule | None:
+        """`def cuda(self)` beside `def cpu(self)` in a class (`to_cuda()` beside `to_cpu()` in a
+        module): the CUDA member of a set of per-device methods, which runs only when a caller asks
+        for that device by name; the others take their own (a backend module, one function wide)."""
+        key = id(function)
+        if key in self._device_methods:
+            return self._device_methods[key]
+        found = None
+        conf = project_config()
+        tokens = [t for t in function.name.value.lower().split("_") if t]
+        if tokens[:1] != ["test"] and any(t in conf.cuda_words for t in tokens) \
+                and isinstance(block, (cst.IndentedBlock, cst.Module)):  # pytest runs every test_*: none is chosen
+            rest = [t for t in tokens if t not in conf.cuda_words]
+            covered: set[str] = set()
+            others: set[str] = set()
+            for statement in block.body:
+                if not isinstance(statement, cst.FunctionDef) or statement is function:
+                    continue
+                sibling = [t for t in statement.name.value.lower().split("_") if t]
+                devices = [t for t in sibling if t in conf.sibling_words]
+                if devices and [t for t in sibling if t not in conf.sibling_words] == rest:
+                    for device in devices:
+                        target = conf.sibling_words[device]
+                        (covered.add(target) if target else others.add(device))
+            if covered or others:
+                owner_name = f"{owner.name.value}." if isinstance(owner, cst.ClassDef) else ""
+                found = BackendModule(f"{owner_name}{function.name.value}()", frozenset(covered), tuple(sorted(others)))
+        self._device_methods[key] = found
+        return found
+
+    def _self_registered(self, where: Where, definition: cst.ClassDef) -> None:
+        """`class DDPStrategy: ... registry.register("ddp", cls)` (or `@STRATEGIES.register("ddp")`):
+        a strategy, accelerator or backend class put in a registry by name, which the user picks by
+        that name (or the dispatcher by the hardware present): an opt-in backend, like a registry
+        dict's entry. One registered under a device name is a backend module's (its siblings judge
+        it), one registered as the default is the main path."""
+        found = self._self_registries.get(id(definition), "")
+        if found == "":
+            registered = self.uses.self_registration(definition, self._default_keys)
+            if registered is not None and registered[0] and self.judge.vocab.device(registered[0]) is not None:
+                registered = None  # `register("cuda", cls)`: the CUDA accelerator, a backend module
+            found = self._self_registries[id(definition)] = None if registered is None else (
+                registered[0] or definition.name.value, self._def_line(definition))
+        if found is not None:
+            where.feature, where.feature_line, where.runtime = found[0], found[1], definition.name.value
+            where.feature_kind = "registered"
 
     def _choice(self, where: Where, node: cst.If) -> None:
         """`elif ENGINE == "triton": from .flash_attn_triton import ...`: a branch taken for one value
@@ -537,7 +602,13 @@ class Placer:
         if position is None:
             return
         for index, truth, test, whole in exits:
-            if (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
+            if isinstance(test, cst.If):
+                # `if isinstance(self.strategy, XLAStrategy): return XLAPrecision()`: the devices it
+                # names took that return, as an earlier branch of a chain takes them
+                if index < position:
+                    where.served_before |= self._named(test.test)
+                    where.kinds.add("dispatch")
+            elif (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
 
     def _required(self, where: Where, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> None:
@@ -563,6 +634,8 @@ class Placer:
                 truth = self.judge.exit_guard(statement)
                 if truth is not None and (truth.excludes or truth.requires_package):
                     found.append((index, truth, statement.test, False))
+                elif truth is not None and self._named(statement.test):
+                    found.append((index, truth, statement, False))  # an early return for named devices
             elif module and isinstance(statement, cst.SimpleStatementLine):
                 truth = self.judge.module_skip(statement)
                 if truth is not None and (truth.excludes or truth.requires_package):

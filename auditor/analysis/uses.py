@@ -110,6 +110,15 @@ class ModuleUses:
         uses = [*self.names().get(name, ()), *self._attributes.get(name, ())]
         return any(not use.conditional and use.function != name and use.function in main for use in uses)
 
+    def module_uses(self, function: cst.FunctionDef) -> bool:
+        """Whether the module's top level names the function (or `x.function`) at all, under a
+        condition or not: an `if __name__ == "__main__": main()` runs it."""
+        name = function.name.value
+        if not self.named_again(name):
+            return False
+        return any(not use.function and use.within != name
+                   for use in (*self.names().get(name, ()), *self._attributes.get(name, ())))
+
     def registry_key(self, definition: cst.ClassDef | cst.FunctionDef) -> str | None:
         """The key of the registry dict that is the only place the module names a module-level
         class or function (`{"alltoall": NcclDispatcher, "deepep": DeepEPDispatcher}`), else None."""
@@ -120,6 +129,35 @@ class ModuleUses:
         if uses and all(use.registry for use in uses) and not self._attributes.get(name):
             return uses[0].registry
         return None
+
+    def self_registration(self, definition: cst.ClassDef, not_keys: frozenset[str]) -> tuple[str, cst.Call] | None:
+        """(the name, the call) when a module-level class registers itself in a registry by name: a
+        `@REGISTRY.register("fsdp")` decorator (with its key: `@register()` names no choice), or `registry.register("fsdp", cls, ...)` inside its
+        own body (lightning's `register_strategies` classmethod), and the module never builds it
+        directly. The name is the first literal key ("" when every key is computed, `register(name,
+        cls)` in a loop). None for a key in `not_keys` (`default`, `auto`: the default choice)."""
+        name = definition.name.value
+        if not self.top_level(definition) or "register" not in self.text:
+            return None
+        calls = [d.decorator for d in definition.decorators if isinstance(d.decorator, cst.Call)
+                 and (callee_name(d.decorator) or "").startswith("register")
+                 and d.decorator.args and string_value(d.decorator.args[0].value) is not None]
+        stack: list[cst.CSTNode] = [definition.body]
+        while stack:  # the class's own `register(key, cls)` calls
+            node = stack.pop()
+            if isinstance(node, cst.Call) and callee_name(node) == "register" and len(node.args) >= 2 \
+                    and isinstance(node.args[1].value, cst.Name) and node.args[1].value.value in ("cls", name):
+                calls.append(node)
+            stack.extend(child_nodes(node))
+        if not calls:
+            return None
+        keys = [string_value(call.args[0].value) for call in calls if call.args]
+        if any(key is not None and key.lower() in not_keys for key in keys):
+            return None  # registered as the default: what runs when nobody chooses
+        outside = [use for use in self.names().get(name, ()) if use.within != name]
+        if any(not use.function and not use.registry for use in outside):
+            return None  # built or named at the module's top: the module's own main path uses it
+        return next((key for key in keys if key), ""), calls[0]
 
     # -- the walk -----------------------------------------------------------------------------------------
     def names(self) -> dict[str, list[Use]]:

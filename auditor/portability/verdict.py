@@ -125,7 +125,11 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
             first = lost[0]
             names = ", ".join(f"{feature.name} ({feature.path}:{feature.line})" for feature in lost[:3])
             more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
-            why = (f"{len(lost)} feature{' is' if len(lost) == 1 else 's are'} NVIDIA-only: {names}{more}; "
+            # "NVIDIA-only" only when true: a CUDA-stream strategy runs on ROCm, an XLA one on TPU
+            nvidia_only = all(set(feature.verdicts.values()) == {FAILS} for feature in lost)
+            what = (f"{' is' if len(lost) == 1 else 's are'} NVIDIA-only" if nvidia_only
+                    else f"{'' if len(lost) == 1 else 's'} fail{'s' if len(lost) == 1 else ''} on {targets.get(target).display}")
+            why = (f"{len(lost)} feature{what}: {names}{more}; "
                    f"the main path runs without {'it' if len(lost) == 1 else 'them'}")
             head = (Reason(first.rule, first.path, first.line, why),)
             result[target] = Verdict(DEGRADED, head + _reasons(losing, _phrases(table, losing, target), limit - 1))

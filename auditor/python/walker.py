@@ -17,6 +17,9 @@ from auditor.context import PythonContext, Reference
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.tree import KIND, NODE, SEQUENCE, child_fields, kind_of
 
+_TYPING = frozenset({"typing", "typing_extensions"})
+_ALIAS_FORMS = frozenset({"Union", "Optional", "Type", "Callable", "ClassVar", "Sequence", "List", "Tuple",
+                          "Dict", "Iterable", "Iterator", "Generator", "Mapping"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
@@ -182,7 +185,14 @@ class Walker:
         return self.ctx.qualify(value)
 
     def _assign(self, node: cst.Assign) -> None:
-        self.walk(node.value)
+        if type(node.value) is cst.Subscript and self._type_alias(node.value):
+            self.ctx.in_annotation += 1  # `_P = Union[A, torch.cuda.Stream]`: it names types, runs nothing
+            try:
+                self.walk(node.value)
+            finally:
+                self.ctx.in_annotation -= 1
+        else:
+            self.walk(node.value)
         alias = self._alias_of(node.value)
         fallback = self.in_except > 0 or (isinstance(node.value, cst.Name) and node.value.value == "None")
         for target in node.targets:
@@ -210,6 +220,12 @@ class Walker:
                     self.record(element.value, None)
         elif isinstance(target, cst.StarredElement):
             self.record(target.value, None)
+
+    def _type_alias(self, value: cst.Subscript) -> bool:
+        """`Union[...]`, `Optional[...]`, `typing.Type[...]`: a type alias's value, as the module's
+        imports resolve it (typing or typing_extensions)."""
+        qualified = self.ctx.qualify(value.value) or ""
+        return qualified.partition(".")[0] in _TYPING and qualified.rpartition(".")[2] in _ALIAS_FORMS
 
     def _annotation(self, node: cst.Annotation) -> None:
         # Rules ask ctx.in_annotation instead of collecting every node of every annotation.
