@@ -91,6 +91,9 @@ class IntDeviceIndex(ValueFlowRule):
         # a project's own function: its `device=` is its own
         Valid("from .models import build\nmodel = build(device=0)\n"),
         Valid("import torch\nx = x.to(rank == 0)\ny = torch.zeros(2, device=i)\ndef f(i: str):\n    pass\n"),
+        # the index of the current device raises by itself without an accelerator; a CUDA API's int is its rule's
+        Valid("import torch\ni = torch.accelerator.current_device_index()\nx = torch.zeros(2, device=i)\n"
+              "s = torch.cuda.Stream(device=0)\n"),
     ]
     INVALID = [
         Invalid("import torch\nmodel.to(0)\n", line=2),
@@ -215,8 +218,8 @@ class IntDeviceIndex(ValueFlowRule):
                     uses.append((arg.value, name))
                     continue
                 qualified = qualified or ctx.qualify(func) or ""
-                if qualified.startswith("torch."):
-                    uses.append((arg.value, name))
+                if qualified.startswith("torch.") and not qualified.startswith("torch.cuda."):
+                    uses.append((arg.value, name))  # a CUDA API's own int (`torch.cuda.Stream(device=i)`) is its rule's
             elif name in _DDP_KEYWORDS:
                 qualified = qualified or ctx.qualify(func) or ""
                 if qualified in table.get("ddp_classes", ()):
