@@ -84,6 +84,10 @@ class IntDeviceIndex(ValueFlowRule):
         # a name bound to an int and to something else: not known to be an int
         Valid("import torch\ndevice = 0\nif args.cpu:\n    device = torch.device('cpu')\nmodel.to(device)\n"),
         Valid("import torch\nfor device in devices:\n    x.to(device)\ndevice = 0\n"),
+        # a parameter is not known to be an int (unless spawned and only ever called with one)
+        Valid("import torch\ndef place(x, dev):\n    return x.to(dev)\nplace(t, 0)\n"),
+        Valid("import torch\nimport torch.multiprocessing as mp\ndef work(gpu, args):\n    x.to(gpu)\n"
+              "mp.spawn(work, nprocs=2)\nwork(args.gpu, args)\n"),
         # torch.load takes no int map_location anywhere (TypeError on every machine): not lock-in
         Valid("import torch\nstate = torch.load(path, map_location=0)\n"),
         # DataParallel ignores device_ids without an accelerator: data-parallel (LK315)
@@ -116,6 +120,9 @@ class IntDeviceIndex(ValueFlowRule):
         Invalid("import torch\ndevice = 0  # shorthand for cuda:0\nmodel.to(device)\n", line=3),
         Invalid("import torch\nt = torch.ones(2).to(device=0)\n", line=2),
         Invalid("import torch\nif torch.cuda.is_available():\n    t = t.to(0)\n", line=3, context="guarded"),
+        # the process index torch.multiprocessing.spawn passes to its function (DDP tutorials)
+        Invalid("import torch\nimport torch.multiprocessing as mp\ndef demo(rank, world_size):\n"
+                "    model = Net().to(rank)\nmp.spawn(demo, args=(2,), nprocs=2)\n", line=4),
         # Fix (F44): with --fix, which knows the project's device (here it creates device_choice.py).
         Invalid("import torch\nx = torch.zeros(3, device=0)\ny = torch.device(1)\n", line=2,
                 fixed="import torch\nfrom device_choice import device_at\nx = torch.zeros(3, device=device_at(0))\n"
@@ -146,6 +153,9 @@ class IntDeviceIndex(ValueFlowRule):
         # key -> what each binding is (an expression, "int", or _OTHER); values in device positions, with
         # the keyword they are passed as
         ctx.state[STATE] = ({}, [])
+        # functions: name -> their first parameters; calls: name -> the first argument of each plain call
+        # (None: not positional); spawned: names passed to torch.multiprocessing.spawn
+        ctx.state[STATE + ":spawn"] = ({}, {}, set())
 
     def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         return [value]  # every binding is kept: whether it is an int is decided once the file is walked
@@ -179,7 +189,11 @@ class IntDeviceIndex(ValueFlowRule):
         elif node.annotation is None and isinstance(node.default, cst.Integer):
             self._bind(node.name.value, node.default, ctx)  # `def main(local_rank=0)`
         else:
-            self._bind(node.name.value, _OTHER, ctx)
+            self._bind(node.name.value, node, ctx)  # an int when the function is spawned (see finish)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx: PythonContext) -> None:
+        if node.params.params:
+            ctx.state[STATE + ":spawn"][0].setdefault(node.name.value, []).append(node.params.params[0])
 
     def visit_For(self, node: cst.For, ctx: PythonContext) -> None:
         self._unknown(node.target, ctx)
@@ -206,6 +220,8 @@ class IntDeviceIndex(ValueFlowRule):
             self._option(node, ctx)
         table = ctx.catalogue.table("device")
         uses = ctx.state[STATE][1]
+        if isinstance(func, cst.Name) or (method == "spawn" or method == "start_processes"):
+            self._spawn(node, table, ctx)
         if method == "to" and node.args and node.args[0].keyword is None and not node.args[0].star:
             uses.append((node.args[0].value, None))
         qualified = None
@@ -229,6 +245,17 @@ class IntDeviceIndex(ValueFlowRule):
             if qualified in table.get("int_device_functions", ()):
                 uses.append((node.args[0].value, None))
 
+    def _spawn(self, node: cst.Call, table: dict, ctx: PythonContext) -> None:
+        """`mp.spawn(main, ...)` runs `main(i, ...)` with the process index; `main(x)` passes `x`."""
+        _, calls, spawned = ctx.state[STATE + ":spawn"]
+        first = node.args[0] if node.args else None
+        positional = first is not None and first.keyword is None and not first.star
+        if isinstance(node.func, cst.Name):
+            calls.setdefault(node.func.value, []).append(first.value if positional else None)
+        if positional and isinstance(first.value, cst.Name) \
+                and ctx.qualify(node.func) in table.get("spawn_functions", ()):
+            spawned.add(first.value.value)
+
     def _option(self, node: cst.Call, ctx: PythonContext) -> None:
         """`parser.add_argument("--local_rank", type=int)`: `args.local_rank` is an int."""
         flags = [string_value(a.value) for a in node.args if a.keyword is None]
@@ -247,10 +274,17 @@ class IntDeviceIndex(ValueFlowRule):
         if not uses:
             return
         known: dict[str, bool] = {}
+        functions, calls, spawned = ctx.state[STATE + ":spawn"]
+        # the first parameter of a spawned function: the process index, and whatever its direct calls pass
+        spawned_first = {id(param): name for name in spawned for param in functions.get(name, ())}
 
         def is_int(value: cst.BaseExpression | str, depth: int = 0) -> bool:
             if isinstance(value, str):
                 return value == "int"
+            if isinstance(value, cst.Param):
+                name = spawned_first.get(id(value))
+                return name is not None and depth <= 8 and all(
+                    v is not None and is_int(v, depth + 1) for v in calls.get(name, ()))
             if isinstance(value, cst.Integer):
                 return True
             if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
