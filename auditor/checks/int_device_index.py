@@ -12,6 +12,8 @@ device (`device_at(i)`), so that every other use of the index (an f-string, `ran
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from auditor.checks._device_fix import index_device_fix
@@ -35,6 +37,11 @@ def _key(node: cst.BaseExpression) -> str | None:
         owner = "self" if node.value.value in ("self", "cls") else node.value.value
         return f"{owner}.{node.attr.value}"
     return None
+
+
+@lru_cache(maxsize=4)
+def _last_names(qualified: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(name.rsplit(".", 1)[-1] for name in qualified)
 
 
 def _is_int_annotation(annotation: cst.Annotation | None) -> bool:
@@ -240,9 +247,12 @@ class IntDeviceIndex(ValueFlowRule):
                 qualified = qualified or ctx.qualify(func) or ""
                 if qualified in table.get("ddp_classes", ()):
                     uses.append((arg.value, name))
-        if node.args and node.args[0].keyword is None and not node.args[0].star and method != "to":
+        last = method or (func.value if isinstance(func, cst.Name) else None)
+        functions = table.get("int_device_functions", ())
+        if node.args and node.args[0].keyword is None and not node.args[0].star and last is not None \
+                and last in _last_names(tuple(functions)):  # most calls: no name lookup
             qualified = qualified or ctx.qualify(func) or ""
-            if qualified in table.get("int_device_functions", ()):
+            if qualified in functions:
                 uses.append((node.args[0].value, None))
 
     def _spawn(self, node: cst.Call, table: dict, ctx: PythonContext) -> None:
@@ -252,7 +262,8 @@ class IntDeviceIndex(ValueFlowRule):
         positional = first is not None and first.keyword is None and not first.star
         if isinstance(node.func, cst.Name):
             calls.setdefault(node.func.value, []).append(first.value if positional else None)
-        if positional and isinstance(first.value, cst.Name) \
+        last = node.func.value if isinstance(node.func, cst.Name) else node.func.attr.value
+        if positional and isinstance(first.value, cst.Name) and last in ("spawn", "start_processes") \
                 and ctx.qualify(node.func) in table.get("spawn_functions", ()):
             spawned.add(first.value.value)
 
