@@ -61,7 +61,10 @@ class IntDeviceIndex(ValueFlowRule):
                   "(`torch.accelerator.current_accelerator(check_available=True) or torch.device(\"cpu\")`); "
                   "DistributedDataParallel of a CPU module takes `device_ids=None`.")
     min_torch = "2.7"
-    tokens = (".to(", "device")
+    # What an int device is made of in practice (a file without any is not parsed for this rule): a
+    # literal index, DDP's device_ids, a local rank, a GPU id, a spawned worker, a `type=int` option.
+    tokens = ("device_i", "local_rank", "gpu_id", "get_rank", ".to(0", ".to(1", "device=0", "device=1", "device = 0",
+              "device = 1", "device(0", "device(1", "spawn", "type=int")
     what = ("Finds an int where torch takes a device: `.to(i)`, `device=i` of torch functions and of "
             "`.to()` / `.new_*()`, `torch.device(i)`, `torch.set_default_device(i)`, `torch.Generator(i)`, and "
             "DistributedDataParallel's `device_ids=[i]` / `output_device=i`. An int is a literal, `int(...)`, "
@@ -125,6 +128,7 @@ class IntDeviceIndex(ValueFlowRule):
                 "model = DDP(model, device_ids=[rank], output_device=rank)\n", line=3),
         # the `device = 0  # shorthand for cuda:0` of pytorch/examples
         Invalid("import torch\ndevice = 0  # shorthand for cuda:0\nmodel.to(device)\n", line=3),
+        Invalid("import torch\ndevice = 1\nmodel.to(device)\n", line=3),  # no "cuda" anywhere: the rule's own tokens
         Invalid("import torch\nt = torch.ones(2).to(device=0)\n", line=2),
         Invalid("import torch\nif torch.cuda.is_available():\n    t = t.to(0)\n", line=3, context="guarded"),
         # the process index torch.multiprocessing.spawn passes to its function (DDP tutorials)
