@@ -65,9 +65,6 @@ TORCHRUN_CPU = [  # the tutorial's script as one would write it for the CPU
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="`model.to(self.gpu_id)` (an int is a CUDA index) and `device_ids=[gpu_id]` "
-                   "are ties no rule reports yet: set_device, nccl and map_location are rewritten and the file "
-                   "is reported CUDA-clean, yet the fixed script still stops on the CPU at `model.to(self.gpu_id)`")
 def test_pytorch_examples_ddp_torchrun_runs_on_two_cpu_ranks_once_fixed(tmp_path):
     original = copy_script("ddp-torchrun", tmp_path / "original")
     report = run_program(original / "multigpu_torchrun.py", 2, ("2", "1"), seed=0)
@@ -94,8 +91,6 @@ RESULT.append(round(sum(v.sum().item() for v in torch.load("checkpoint.pt").valu
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="`device = 0  # shorthand for cuda:0` then `.to(device)`: an int device is a "
-                   "CUDA index, a tie no rule reports yet (audit finds nothing in this script)")
 def test_pytorch_examples_single_gpu_runs_on_the_cpu_once_fixed(tmp_path):
     original = copy_script("ddp-single-gpu", tmp_path / "original")
     report = run_program(original / "single_gpu.py", 1, ("1", "1"), seed=0)

@@ -21,7 +21,7 @@ import re
 
 import libcst as cst
 
-from auditor.fix.plan import FixPlan, Rewriter
+from auditor.fix.plan import FixPlan, NodeEdit, Pos, Rewriter
 from auditor.python.syntax import string_value
 
 FIX_ID = "F41"
@@ -169,15 +169,58 @@ def _own_to(rewriter: Rewriter) -> bool:
     return state["LK101:own-to"]
 
 
-def _plan(node: cst.CSTNode, found: tuple[str, list] | None, rewriter: Rewriter) -> FixPlan | None:
+def _plan(node: cst.CSTNode, found: tuple[str, list] | None, rewriter: Rewriter, fix_id: str = FIX_ID,
+          edits: list[NodeEdit] | None = None) -> FixPlan | None:
+    """The rewrite of `node` to `found` (its text and the imports it needs), or why there is none;
+    `edits`, when given, make the text instead of a replacement of the whole node."""
     if found is None:
         reason = rewriter.device_unavailable()
-        return FixPlan.held(f"not rewritten: {reason}", FIX_ID) if reason else FixPlan.held(
-            "not rewritten: the project's device cannot be imported here (a name it needs is taken)", FIX_ID)
+        return FixPlan.held(f"not rewritten: {reason}", fix_id) if reason else FixPlan.held(
+            "not rewritten: the project's device cannot be imported here (a name it needs is taken)", fix_id)
     text, imports = found
     applicability = rewriter.device_applicability()
     message = f"Replace with `{text}` (the project's device)"
     if _at_import(node, rewriter):
         applicability = "unsafe"  # the same device on NVIDIA, but probed when the module is imported
         message += "; evaluated when the module is imported, it probes the device then"
-    return FixPlan.to_device(applicability, message, [rewriter.replace(node, text), *imports], FIX_ID)
+    own = edits if edits is not None else [rewriter.replace(node, text)]
+    return FixPlan.to_device(applicability, message, [*own, *imports], fix_id)
+
+
+# -- an int device (int-device-index, LK107): the index kept, the device type the project's ------------
+INDEX_FIX_ID = "F44"
+_HOLE = "\x00"  # where the index goes in the owner's expression for a device at an index
+
+
+def index_device_fix(node: cst.CSTNode, rewriter: Rewriter) -> FixPlan | None:
+    """`.to(i)` / `device=i` -> `device_at(i)`, `torch.device(i)` -> `device_at(i)`, DDP's `device_ids=[i]` /
+    `output_device=i` -> `... if get_device().type != "cpu" else None` (DDP of a CPU module takes none).
+
+    On NVIDIA each is what the int was (`cuda:i`; the same indexes for DDP). The edits only insert text
+    around the index (or replace `torch.device(` and `)`), so a rewrite inside it (`torch.cuda.current_device()`)
+    stays a separate edit."""
+    arg = rewriter.parent(node)
+    call = rewriter.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+        return None
+    if arg.keyword is not None and arg.keyword.value in ("device_ids", "output_device"):
+        found = rewriter.device_type_expr(at=node)
+        if found is None:
+            return _plan(node, None, rewriter, INDEX_FIX_ID)
+        text, imports = found
+        tail = f' if {text} != "cpu" else None'
+        return _plan(node, (rewriter.code(node) + tail, imports), rewriter, INDEX_FIX_ID,
+                     [rewriter.insert_after(node, tail)])
+    found = rewriter.device_expr(_HOLE, at=node)
+    if found is None:
+        return _plan(node, None, rewriter, INDEX_FIX_ID)
+    text, imports = found
+    before, _, after = text.partition(_HOLE)
+    index = rewriter.code(node)
+    whole = rewriter.ctx.qualify(call.func) == "torch.device" and len(call.args) == 1 and arg.keyword is None
+    if whole:  # torch.device(i): the call itself becomes the owner's device
+        edits = [NodeEdit(Pos(call, "start"), Pos(node, "start"), before),
+                 NodeEdit(Pos(node, "end"), Pos(call, "end"), after)]
+        return _plan(call, (before + index + after, imports), rewriter, INDEX_FIX_ID, edits)
+    edits = [rewriter.insert_before(node, before), rewriter.insert_after(node, after)]
+    return _plan(node, (before + index + after, imports), rewriter, INDEX_FIX_ID, edits)
