@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from auditor.analysis.project import FileFacts
     from auditor.checks.base import Rule
 
+# A report field: the finding is kept only where its placement finds a fallback around it
+# (auditor.python.scan.place_findings; LK409's imports of own modules inside GPU packages).
+FALLBACK_ONLY = "__fallback_only"
+
 
 @dataclass(frozen=True)
 class Reference:

@@ -8,7 +8,11 @@ kernel with no build in sight keeps its own context.
 
 A module of the project is as optional as its imports: when every import of it the scan reports
 (the project's own GPU modules are: context `own-package`) sits under a fallback or a guard
-(whisper's `try: from .triton_ops import ...` in timing.py), its failures degrade instead."""
+(whisper's `try: from .triton_ops import ...` in timing.py), its failures degrade instead.
+
+An NVIDIA-only dependency is as required as its imports: when every import of it the scan reports is
+optional (mamba's quack-kernels, imported only by a module mamba3.py imports under try/except), the
+package installs unused where that code is skipped."""
 
 from __future__ import annotations
 
@@ -16,7 +20,8 @@ import posixpath
 import re
 from dataclasses import replace
 
-from auditor.catalogue import load_table
+from auditor import targets
+from auditor.catalogue import load_catalogue, load_table
 from auditor.model import Effect, Finding, Severity
 
 SOURCE_RULE = "cuda-source-file"
@@ -137,3 +142,74 @@ def _feature(finding: Finding, site: Finding) -> Finding:
     return replace(finding, context="+".join(names),
                    message=f"{finding.message} Its module is imported only in the branch of a choice by name "
                            f"({site.path}:{site.line}): an opt-in backend; the other choices run without it.")
+
+
+_PACKAGE = re.compile(r"`([^`]+)`")
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+
+
+def link_dependency_uses(findings: list[Finding]) -> list[Finding]:
+    """`findings` with each NVIDIA-only dependency (rules/contexts.toml [dependency_uses]) as required as
+    the code that imports it: on a target where every import of its modules the scan reports is
+    optional, guarded or an opt-in feature (none raises there), the package installs and goes unused
+    (raises -> degrades). A dependency nothing imports, or one imported on the main path, keeps its
+    effects; so do the targets where its install itself fails (no wheels)."""
+    contexts = load_table("contexts")
+    table = contexts.get("dependency_uses", {})
+    rules = frozenset(table.get("rules", ()))
+    deps = {id(f) for f in findings if f.name in rules and "raises" in f.targets.values()}
+    if not deps:
+        return findings  # the common case: no NVIDIA-only runtime among the dependencies
+    catalogue = load_catalogue()  # only now: a run served from the cache may not have parsed it
+    never = frozenset(contexts.get("never_fail", ("test",)))
+    uses: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.path.endswith(".py") and not never & _contexts(finding):
+            module = _import_module(finding.snippet)
+            entry = catalogue.lookup_api(module) if module else None
+            if entry is not None and entry.package:
+                uses.setdefault(_normalised(entry.package), []).append(finding)
+    if not uses:
+        return findings
+    install_fails = frozenset(table.get("install_fails", ()))
+    linked = []
+    for finding in findings:
+        found = _PACKAGE.match(finding.message) if id(finding) in deps else None
+        imports = uses.get(_normalised(found.group(1)), []) if found is not None else []
+        if imports:
+            finding = _used_optionally(finding, imports, install_fails)
+        linked.append(finding)
+    return linked
+
+
+def _import_module(snippet: str) -> str:
+    """The module an import line names (`from quack.utils import x` -> quack.utils), "" for any other
+    line (uses follow their import: auditor.python.scan.optional_uses)."""
+    found = _FROM.match(snippet)
+    if found is not None:
+        return "" if found.group(1) else found.group(2)  # a relative import is the project's own
+    found = _IMPORT.match(snippet)
+    return found.group(1).split(",")[0].strip() if found is not None else ""
+
+
+def _used_optionally(finding: Finding, imports: list[Finding], install_fails: frozenset[str]) -> Finding:
+    effects = dict(finding.targets)
+    for target, effect in finding.targets.items():
+        if effect == Effect.RAISES.value and target not in install_fails \
+                and all(f.targets.get(target) != Effect.RAISES.value for f in imports):
+            effects[target] = Effect.DEGRADES.value
+    if effects == finding.targets:
+        return finding
+    first = min(imports, key=lambda f: (f.path, f.line))
+    severity = finding.severity
+    if Effect.RAISES.value not in effects.values() and Severity(severity).rank > Severity.MINOR.rank:
+        severity = Severity.MINOR.value  # nothing raises any longer: as _optional caps it
+    unused = [t for t in effects if effects[t] != finding.targets[t]]
+    return replace(
+        finding, targets=effects, severity=severity,
+        message=f"{finding.message} Every import of it in this code is optional (first: {first.path}:{first.line}): "
+                f"on {targets.join(unused)} it installs and goes unused unless that code is chosen.",
+        suggestion=f"Move it to an optional extra, since only optional code imports it. {finding.suggestion}")

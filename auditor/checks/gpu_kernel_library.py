@@ -4,7 +4,7 @@ import libcst as cst
 
 from auditor.checks._kernel import KernelApiRule
 from auditor.checks.base import Invalid, Valid
-from auditor.context import PythonContext, Reference
+from auditor.context import FALLBACK_ONLY, PythonContext, Reference
 from auditor.model import Category, Severity
 from auditor.python.names import dotted_name
 
@@ -74,10 +74,6 @@ class GpuKernelLibrary(KernelApiRule):
         Invalid("try:\n    import flash_attn\nexcept ImportError:\n    raise\n", line=2, context="main"),
     ]
 
-    def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
-        fields.setdefault("note", ref.entry.note or DEFAULT_NOTE)
-        super().emit(ref, ctx, **fields)
-
     def visit_Import(self, node: cst.Import, ctx: PythonContext) -> None:
         names = [dotted_name(alias.name) for alias in node.names]
         if not self._compiled(node, names, ctx):
@@ -114,17 +110,25 @@ class GpuKernelLibrary(KernelApiRule):
             return
         own = ctx.facts.own
         for module in modules:
-            if module.split(".", 1)[0] in own and (relative or ctx.catalogue.lookup_api(module) is None) \
-                    and gpu_module(module, ctx):
-                ctx.report(self, node, api=module, replacement="", note=f"this project's own GPU module `{module}`")
-                return
+            if module.split(".", 1)[0] in own and (relative or ctx.catalogue.lookup_api(module) is None):
+                named = gpu_module(module, ctx)
+                if named or in_gpu_package(module, ctx):
+                    extra = {} if named else {FALLBACK_ONLY: True}
+                    ctx.report(self, node, api=module, replacement="", note=f"this project's own GPU module `{module}`",
+                               **extra)
+                    return
+
+    def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
+        fields.setdefault("note", ref.entry.note or DEFAULT_NOTE)
+        if _own_import(ref, ctx) and not gpu_module(ref.qualified, ctx):
+            fields[FALLBACK_ONLY] = True  # accepted for its GPU package alone: see in_gpu_package
+        super().emit(ref, ctx, **fields)
 
     def accepts(self, ref: Reference, ctx: PythonContext) -> bool:
         """In a GPU library's own code, its own package: an import of one of its GPU modules is an
         inventory line; other imports (helpers, reference implementations) and calls are not ties."""
-        own = ctx.facts.own if ctx.facts is not None else frozenset()
-        if own and ref.entry.name.split(".", 1)[0] in own:  # not a wrapper of another library (vllm.utils.flashinfer)
-            return ref.kind == "import" and gpu_module(ref.qualified, ctx)
+        if _own_import(ref, ctx) is not None:  # not a wrapper of another library (vllm.utils.flashinfer)
+            return ref.kind == "import" and (gpu_module(ref.qualified, ctx) or in_gpu_package(ref.qualified, ctx))
         return True
 
     def _compiled(self, node: cst.Import | cst.ImportFrom, names: list[str | None], ctx: PythonContext) -> bool:
@@ -143,6 +147,27 @@ class GpuKernelLibrary(KernelApiRule):
                 ctx.report(self, node, api=extension, replacement=table.get("compiled_replacement", ""), note=note)
                 return True
         return False
+
+
+def _own_import(ref: Reference, ctx: PythonContext) -> bool | None:
+    """None when the reference is not into the project's own package (a catalogue library's
+    own code importing itself), else whether it is an import."""
+    own = ctx.facts.own if ctx.facts is not None else frozenset()
+    if not own or ref.entry.name.split(".", 1)[0] not in own:
+        return None
+    return ref.kind == "import"
+
+
+def in_gpu_package(module: str, ctx: PythonContext) -> bool:
+    """Whether an own module sits inside a package named for GPU code (`pkg.ops.cute.mamba3.step_fn`,
+    `pkg.ops.tilelang.mimo`) without its own name saying so. Unconditionally imported, such a module
+    is often a helper (`pkg.triton_utils.mixin`); imported under a fallback (`try: ... except
+    ImportError: step_fn = None`), the project itself says it may fail to import, so the import is
+    reported only there (FALLBACK_ONLY) and the module becomes as optional as that import
+    (auditor.analysis.crossfile.link_optional_modules)."""
+    words = ctx.catalogue.table("contexts").get("own_package", {}).get("gpu_words", ())
+    parts = module.lower().split(".")[1:-1]
+    return any(not {part, *part.split("_")}.isdisjoint(words) for part in parts)
 
 
 def gpu_module(module: str, ctx: PythonContext) -> bool:

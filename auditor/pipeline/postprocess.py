@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from auditor.analysis.alternatives import with_alternatives
-from auditor.analysis.crossfile import link_kernel_sources, link_optional_modules
+from auditor.analysis.crossfile import link_dependency_uses, link_kernel_sources, link_optional_modules
 from auditor.config import nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import MAX_FINDINGS_PER_FILE, OMITTED, Edit, FileError, FileResult, Finding, Fix, omitted_error
@@ -95,7 +95,7 @@ def collect(outcome: ScanResult, results: list[FileResult], served: set[str] | N
         outcome.errors.extend(result.errors)
         outcome.suppressed.extend(result.suppressed)
     # A file included by two requirement files reports its findings once.
-    outcome.findings = sorted(link_optional_modules(link_kernel_sources(list(set(outcome.findings)))),
+    outcome.findings = sorted(link_dependency_uses(link_optional_modules(link_kernel_sources(list(set(outcome.findings))))),
                               key=Finding.sort_key)
     if outcome.findings:
         outcome.findings = with_alternatives(outcome.findings, served)

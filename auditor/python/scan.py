@@ -12,7 +12,7 @@ from auditor.analysis.placement import Placer
 from auditor.analysis.project import FileFacts
 from auditor.catalogue import Catalogue
 from auditor.checks.registry import rule_by_code
-from auditor.context import FindingList, PythonContext
+from auditor.context import FALLBACK_ONLY, FindingList, PythonContext
 from auditor.fix.build import plan_fixes
 from auditor.fix.floor import TorchFloor
 from auditor.fix.policy import finalize
@@ -151,8 +151,10 @@ def place_findings(ctx: PythonContext, floor: TorchFloor | None = None,
                 continue
             end_node = fields.get("__end_node")
             end = spans[id(end_node)][1] if end_node is not None and id(end_node) in spans else span[1]
-            located.append((number, rule, (*index.position(span[0]), *index.position(end)), fields,
-                            contexts.where(rule, node, fields), node))
+            where = contexts.where(rule, node, fields)
+            if fields.get(FALLBACK_ONLY) and (where.optional is None or "fallback" not in where.kinds):
+                continue  # reported only under a fallback (an own module that needs a GPU package: LK409)
+            located.append((number, rule, (*index.position(span[0]), *index.position(end)), fields, where, node))
         optional_uses(located, placed.ancestors)
         for number, rule, position, fields, where, _ in located:
             finding = ctx.make_finding(rule, *position, dict(fields), where)
