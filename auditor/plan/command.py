@@ -102,6 +102,7 @@ def _device_owner(result):
 
 def _preview(result):
     """What `audit --fix` would leave (a dry run: nothing is written), for the plan's counts."""
+    # the fixer only when a plan for a target is built (the ranking and the other paths do without it)
     from auditor.fix.preview import preview_fixes
 
     return preview_fixes(result)
