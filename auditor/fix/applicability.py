@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from auditor.pipeline.runtime import catalogue_for
+from auditor.catalogue import load_table
 
 if TYPE_CHECKING:
     from auditor.model import Finding
@@ -52,7 +52,7 @@ def device_rules(result: ScanResult) -> frozenset[str]:
 
 def rewritable_ties(ties: list[Finding], result: ScanResult) -> list[Finding]:
     """The device-rule findings outside the contexts where their rewrites stay suggestions."""
-    held = set(catalogue_for(result.settings).table("fixes").get("context", {}).get("hold_device", ()))
+    held = set(load_table("fixes").get("context", {}).get("hold_device", ()))  # built in: no configuration extends it
     if not getattr(result.settings, "fix_tests", False):
         held.add("test")
     return [f for f in ties if not (f.context and not held.isdisjoint(f.context.split("+")))]
