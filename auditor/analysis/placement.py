@@ -25,7 +25,7 @@ import libcst as cst
 
 from auditor import targets
 from auditor.analysis.guards import UNKNOWN, Judge, Truth
-from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts
+from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts, devices_beside, name_tokens
 from auditor.analysis.project import config as project_config
 from auditor.analysis.seeds import redundant_seeding
 from auditor.analysis.uses import ModuleUses
@@ -376,24 +376,14 @@ class Placer:
             return self._device_methods[key]
         found = None
         conf = project_config()
-        tokens = [t for t in function.name.value.lower().split("_") if t]
+        tokens = name_tokens(function.name.value)
         if tokens[:1] != ["test"] and any(t in conf.cuda_words for t in tokens) \
                 and isinstance(block, (cst.IndentedBlock, cst.Module)):  # pytest runs every test_*: none is chosen
-            rest = [t for t in tokens if t not in conf.cuda_words]
-            covered: set[str] = set()
-            others: set[str] = set()
-            for statement in block.body:
-                if not isinstance(statement, cst.FunctionDef) or statement is function:
-                    continue
-                sibling = [t for t in statement.name.value.lower().split("_") if t]
-                devices = [t for t in sibling if t in conf.sibling_words]
-                if devices and [t for t in sibling if t not in conf.sibling_words] == rest:
-                    for device in devices:
-                        target = conf.sibling_words[device]
-                        (covered.add(target) if target else others.add(device))
+            covered, others = devices_beside(tokens, (name_tokens(s.name.value) for s in block.body
+                                                      if isinstance(s, cst.FunctionDef) and s is not function), conf)
             if covered or others:
                 owner_name = f"{owner.name.value}." if isinstance(owner, cst.ClassDef) else ""
-                found = BackendModule(f"{owner_name}{function.name.value}()", frozenset(covered), tuple(sorted(others)))
+                found = BackendModule(f"{owner_name}{function.name.value}()", covered, others)
         self._device_methods[key] = found
         return found
 

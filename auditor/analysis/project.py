@@ -30,6 +30,8 @@ from auditor.read import toml_guard
 from auditor.read.text import SourceError, read_regular_file
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from auditor.fix.device_owner import DeviceOwner
 
 _SPLIT = re.compile(r"[_\-.]+")
@@ -381,24 +383,15 @@ class ProjectInfo:
         for place, shown_name, is_file in candidates:
             name = os.path.basename(place)
             stem = _stem(name) if is_file else name
-            tokens = [t for t in _SPLIT.split(stem.lower()) if t]  # _ascend -> ["ascend"]
+            tokens = name_tokens(stem)  # _ascend -> ["ascend"]
             if not any(t in conf.cuda_words for t in tokens):
                 continue
-            rest = [t for t in tokens if t not in conf.cuda_words]
-            covered: set[str] = set()
-            others: set[str] = set()
-            for sibling in self._listing(os.path.dirname(place)):
-                if sibling == name or not self._comparable(os.path.dirname(place), sibling, is_file, name):
-                    continue
-                sibling_tokens = [t for t in _SPLIT.split((_stem(sibling) if is_file else sibling).lower()) if t]
-                devices = [t for t in sibling_tokens if t in conf.sibling_words]
-                if not devices or [t for t in sibling_tokens if t not in conf.sibling_words] != rest:
-                    continue  # cuda_graph.py beside cpu_offload.py is not a dispatch layer
-                for device in devices:
-                    target = conf.sibling_words[device]
-                    (covered.add(target) if target else others.add(device))
+            folder = os.path.dirname(place)
+            covered, others = devices_beside(
+                tokens, (name_tokens(_stem(sibling) if is_file else sibling) for sibling in self._listing(folder)
+                         if sibling != name and self._comparable(folder, sibling, is_file, name)), conf)
             if covered or others:
-                return BackendModule(shown_name, frozenset(covered), tuple(sorted(others)))
+                return BackendModule(shown_name, covered, others)
             if not is_file and self._mirrors(place, conf):
                 return BackendModule(shown_name, frozenset(), (), default=shown_name.rpartition("/")[0] or ".")
             return None  # named for CUDA, but alone: the main path
@@ -477,6 +470,31 @@ def _kernel_libraries() -> frozenset[str]:
 
 
 @lru_cache(maxsize=4)
+def name_tokens(name: str) -> list[str]:
+    """The parts of a file, folder or function name: `cuda_accelerator` -> ["cuda", "accelerator"]."""
+    return [t for t in _SPLIT.split(name.lower()) if t]
+
+
+def devices_beside(tokens: list[str], siblings: Iterable[list[str]], conf: _Config) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The targets (and the devices outside the targets) that siblings of a name named for CUDA
+    serve: a sibling whose other parts are the name's own (`cpu_accelerator` beside
+    `cuda_accelerator`); `cuda_graph` beside `cpu_offload` is not one (no dispatch layer)."""
+    rest = [t for t in tokens if t not in conf.cuda_words]
+    covered: set[str] = set()
+    others: set[str] = set()
+    for sibling in siblings:
+        devices = [t for t in sibling if t in conf.sibling_words]
+        if not devices or [t for t in sibling if t not in conf.sibling_words] != rest:
+            continue
+        for device in devices:
+            target = conf.sibling_words[device]
+            if target:
+                covered.add(target)
+            else:
+                others.add(device)
+    return frozenset(covered), tuple(sorted(others))
+
+
 def _words_pattern(words: frozenset[str]) -> re.Pattern:
     return re.compile("|".join(sorted(map(re.escape, words))))
 
