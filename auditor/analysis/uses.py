@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.python.syntax import callee_name, string_value
-from auditor.python.tree import child_nodes
+from auditor.python.tree import child_nodes, descendants
 
 _EXITS = frozenset({"exit", "_exit", "quit", "abort"})  # sys.exit, os._exit, quit(), os.abort: the end of the program
 
@@ -142,13 +142,9 @@ class ModuleUses:
         calls = [d.decorator for d in definition.decorators if isinstance(d.decorator, cst.Call)
                  and (callee_name(d.decorator) or "").startswith("register")
                  and d.decorator.args and string_value(d.decorator.args[0].value) is not None]
-        stack: list[cst.CSTNode] = [definition.body]
-        while stack:  # the class's own `register(key, cls)` calls
-            node = stack.pop()
-            if isinstance(node, cst.Call) and callee_name(node) == "register" and len(node.args) >= 2 \
-                    and isinstance(node.args[1].value, cst.Name) and node.args[1].value.value in ("cls", name):
-                calls.append(node)
-            stack.extend(child_nodes(node))
+        calls += [node for node in descendants(definition.body)  # the class's own `register(key, cls)` calls
+                  if isinstance(node, cst.Call) and callee_name(node) == "register" and len(node.args) >= 2
+                  and isinstance(node.args[1].value, cst.Name) and node.args[1].value.value in ("cls", name)]
         if not calls:
             return None
         keys = [string_value(call.args[0].value) for call in calls if call.args]

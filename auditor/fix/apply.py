@@ -326,7 +326,6 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
     """Rounds of one phase on `outcome.fixed` (whose tree is `module`); the tree of the text it
     leaves, or None when the file cannot go on (a reverted round). Each round parses its result
     once (twice when it drops imports) and the next round checks that tree, not the text again."""
-
     text = outcome.fixed
     for _ in range(MAX_ROUNDS):
         result = _check(runtime, source, outcome, text, module)
@@ -338,8 +337,9 @@ def _phase(runtime: Runtime, source: SourceFile, outcome: FileFix, unsafe: bool,
         number = outcome.rounds + 1
         attempt = _attempt(text, edits, module, outcome, source.display, compiles)
         if isinstance(attempt, str):
-            return _keep_what_validates(text, [findings[i] for i in taken], module, outcome, source.display,
-                                        compiles, attempt)
+            _keep_what_validates(text, [findings[i] for i in taken], module, outcome, source.display, compiles,
+                                 attempt)
+            return None  # the file stops: a further round would offer the broken fix again
         new, new_module = attempt
         if new == text:
             return module

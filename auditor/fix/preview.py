@@ -25,10 +25,6 @@ class FixPreview:
     left: dict[str, list[Finding]] = field(default_factory=dict)  # per changed file: what remains in it
     fixed: Counter = field(default_factory=Counter)  # (path, rule) -> findings rewritten
 
-    @property
-    def count(self) -> int:
-        return sum(self.fixed.values())
-
     def remaining(self, findings: list[Finding]) -> list[Finding]:
         """`findings` (a scan's, or a part of them) as the fix run would leave them."""
         paths = {f.path for f in findings}

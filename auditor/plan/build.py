@@ -107,8 +107,10 @@ class Scan:
     def is_fixed(self, finding: Finding) -> bool:
         """Whether `audit --fix` rewrites `finding`: with a dry run, when it rewrites every finding of
         that rule in that file (a re-check's findings have moved lines, so one of several is not told apart)."""
-        if fixable(finding) or self.after_fix is None:
-            return fixable(finding)
+        if fixable(finding):
+            return True
+        if self.after_fix is None:
+            return False
         return self.after_fix.fixed[(finding.path, finding.rule)] >= self._per_rule[(finding.path, finding.rule)]
 
     @cached_property
@@ -183,8 +185,10 @@ def _per_component(scan: Scan, target: str) -> list[dict]:
 
 
 def after_fixes(scan: Scan, target: str) -> dict:
-    """The score once `audit --fix` has run: the findings its safe fixes rewrite taken away. An
-    estimate: a rewrite is not re-scanned here (`audit --diff` shows it)."""
+    """The score once `audit --fix` has run (safe fixes): from a dry fix run's re-check of each file
+    it changes when the plan has one (Scan.after_fix), else the scan's own fixable findings taken
+    away. An estimate either way: the project is not scanned again as a whole (`audit --diff` shows
+    the rewrites)."""
     shipped, shipped_errors = scan.headline_part()
     left = scan.left_after_fix(shipped)
     verdict = verdicts(left, shipped_errors)[target]

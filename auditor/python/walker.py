@@ -186,11 +186,7 @@ class Walker:
 
     def _assign(self, node: cst.Assign) -> None:
         if type(node.value) is cst.Subscript and self._type_alias(node.value):
-            self.ctx.in_annotation += 1  # `_P = Union[A, torch.cuda.Stream]`: it names types, runs nothing
-            try:
-                self.walk(node.value)
-            finally:
-                self.ctx.in_annotation -= 1
+            self._as_types(node.value)  # `_P = Union[A, torch.cuda.Stream]`: it names types, runs nothing
         else:
             self.walk(node.value)
         alias = self._alias_of(node.value)
@@ -228,10 +224,13 @@ class Walker:
         return qualified.partition(".")[0] in _TYPING and qualified.rpartition(".")[2] in _ALIAS_FORMS
 
     def _annotation(self, node: cst.Annotation) -> None:
+        self._as_types(node.annotation)
+
+    def _as_types(self, node: cst.CSTNode) -> None:
         # Rules ask ctx.in_annotation instead of collecting every node of every annotation.
         self.ctx.in_annotation += 1
         try:
-            self.walk(node.annotation)
+            self.walk(node)
         finally:
             self.ctx.in_annotation -= 1
 
