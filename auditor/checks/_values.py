@@ -11,6 +11,7 @@ import libcst as cst
 from auditor.checks.base import Rule
 from auditor.context import PythonContext
 from auditor.python.syntax import name_of_target, string_value
+from auditor.python.tree import child_nodes
 
 
 class ValueFlowRule(Rule):
@@ -21,6 +22,10 @@ class ValueFlowRule(Rule):
       matches `role` (`DEVICE = "cuda"`, `backend: str = "nccl"`, `def get_device(): return ...`);
     - in any other name that is later used in the position (`d = "cuda"; x.to(d)`), decided
       once the whole file has been walked.
+
+    A function's local variable whose name says the position but whose every use is a comparison
+    (`expected_device_type = "cuda"` after an `elif is_mps_available():` chain, then only `d.type ==
+    expected_device_type`) chooses nothing: it names the device a value is checked against.
     """
 
     role: ClassVar[re.Pattern | None] = None  # names that say the position; None: only by use
@@ -37,6 +42,8 @@ class ValueFlowRule(Rule):
 
     def begin(self, ctx: PythonContext) -> None:
         ctx.state[self.code + ":flow"] = ({}, set())  # pending name -> values; names used in position
+        ctx.state[self.code + ":locals"] = []  # (function name, variable, literals): judged at the end
+        ctx.state[self.code + ":functions"] = {}  # function name -> its definitions (only while some are pending)
 
     def mark_used(self, value: cst.BaseExpression, ctx: PythonContext) -> None:
         """`value` (a name or attribute) was passed to the position."""
@@ -49,6 +56,10 @@ class ValueFlowRule(Rule):
         if name is None:
             return
         if self.role is not None and self.role.search(name):
+            scope = ctx.resolver.current
+            if isinstance(target, cst.Name) and scope.kind == "function" and name not in scope.globals:
+                ctx.state[self.code + ":locals"].append((scope.name, name, literals))
+                return
             for literal in literals:
                 self.report_value(literal, ctx)
         else:
@@ -63,6 +74,9 @@ class ValueFlowRule(Rule):
 
     def visit_Param(self, node: cst.Param, ctx: PythonContext) -> None:
         self._stored(node.name, node.default, ctx)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx: PythonContext) -> None:
+        ctx.state[self.code + ":functions"].setdefault(node.name.value, []).append(node)
 
     def visit_Dict(self, node: cst.Dict, ctx: PythonContext) -> None:
         if self.role is None:
@@ -80,8 +94,51 @@ class ValueFlowRule(Rule):
                 self.report_value(literal, ctx)
 
     def finish(self, ctx: PythonContext) -> None:
+        functions = ctx.state[self.code + ":functions"]
+        for function_name, name, literals in ctx.state[self.code + ":locals"]:
+            home = [f for f in functions.get(function_name, ()) if _holds(f, literals[0])]
+            if len(home) == 1 and only_compared(home[0], name):
+                continue
+            for literal in literals:
+                self.report_value(literal, ctx)
         pending, used = self._flow(ctx)
         for name, literals in pending.items():
             if name in used:
                 for literal in literals:
                     self.report_value(literal, ctx)
+
+
+def _holds(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    stack: list[cst.CSTNode] = [function]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(child_nodes(current))
+    return False
+
+
+def only_compared(function: cst.FunctionDef, name: str) -> bool:
+    """Whether the function reads `name` at least once and only as a side of a comparison (`==`,
+    `!=`, `in`, `is`); stores to it are not reads, a `global`/`nonlocal` or any other read is."""
+    reads = 0
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(function.body, None)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            if any(n.name.value == name for n in node.names):
+                return False
+            continue
+        if isinstance(node, cst.Name) and node.value == name:
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)):
+                continue  # a store
+            if not (isinstance(parent, cst.Comparison) and parent.left is node) \
+                    and not isinstance(parent, cst.ComparisonTarget):
+                return False
+            reads += 1
+            continue
+        if isinstance(node, cst.Attribute):
+            stack.append((node.value, node))  # `x.name` is an attribute, not the variable
+            continue
+        stack.extend((child, node) for child in child_nodes(node))
+    return reads > 0

@@ -60,6 +60,9 @@ class HardcodedCudaDevice(ValueFlowRule):
         Valid('import torch\nwith torch.autocast(device_type="cuda"):\n    pass\n'),
         Valid('import torch\nwith torch.amp.autocast("cuda"):\n    pass\n'),
         Valid('supported_devices = ("xpu", "cuda", "npu", "mps")\n'),
+        # a local whose name says "device" but which is only compared against: the device a value is checked for
+        Valid('def count(memory):\n    if is_mps_available():\n        expected_device = "mps"\n    else:\n'
+              '        expected_device = "cuda"\n    return [d for d in memory if torch.device(d).type == expected_device]\n'),
     ]
     INVALID = [
         Invalid('import torch\nmodel.to("cuda")\n', line=2),
@@ -77,6 +80,10 @@ class HardcodedCudaDevice(ValueFlowRule):
         Invalid('class Cfg:\n    device: str = "cuda"\n', line=2),
         Invalid('def get_device():\n    return "cuda"\n', line=2),
         Invalid('import torch\nmodel.to(args.device or "cuda")\n', line=2),  # a fallback: optional, not main
+        # traps: the same local also passed on, or shared with the module (global), is a device choice
+        Invalid('def f(x):\n    device = "cuda"\n    if x.device.type != device:\n        x = x.to(device)\n    return x\n',
+                line=2),
+        Invalid('def f(x):\n    global device\n    device = "cuda"\n    return x.device.type == device\n', line=3),
         # Fixes (F07, F08 safe; F26 unsafe, only in a CUDA-clean file). Any other "cuda" needs a central device.
         Invalid('from torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True, pin_memory_device="cuda")\n'
                 "t = t.pin_memory('cuda')\n", line=2, fix_class="safe",

@@ -6,8 +6,9 @@ from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import FileContext, PythonContext
 from auditor.model import Category, Severity
-from auditor.python.syntax import is_message_call, string_value
+from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.readers.document import read_document
+from auditor.targets import effect_fields
 
 
 def _command_text(node: cst.BaseExpression) -> str | None:
@@ -24,14 +25,14 @@ def _command_text(node: cst.BaseExpression) -> str | None:
 
 
 class NvidiaSmiCall(ValueFlowRule):
-    fields = frozenset({"tool"})
+    fields = frozenset({"tool", "does", "outcome"})
     code = "LK603"
     name = "nvidia-smi-call"
     category = Category.ENV
     severity = Severity.MINOR
     subject = "This `{tool}` call"
-    message = ("Runs `{tool}`, which exists only on machines with the NVIDIA driver (nvidia-smi) or the CUDA toolkit "
-               "(nvcc): this fails on {raising_targets}.")
+    message = ("{does} `{tool}`, which exists only on machines with the NVIDIA driver (nvidia-smi) or the CUDA toolkit "
+               "(nvcc): {outcome}.")
     suggestion = ("Ask PyTorch instead (`torch.accelerator.device_count()`, `torch.accelerator.get_memory_info()`), "
                   "or call the target's own tool ({monitoring_tools}) and treat a missing tool as optional.")
     tokens = ("nvidia-smi", "nvcc")
@@ -83,7 +84,7 @@ class NvidiaSmiCall(ValueFlowRule):
             if tool in commands:
                 word = command.words[0]
                 ctx.findings.append(ctx.make_finding(self, word.line, word.column, command.end_line,
-                                                     command.end_column, {"tool": tool}))
+                                                     command.end_column, {"tool": tool, **self._runs()}))
 
     def _command(self, node: cst.BaseExpression, ctx: PythonContext) -> cst.BaseExpression | None:
         """`node` when it is an nvidia-smi command string or argv list."""
@@ -104,12 +105,24 @@ class NvidiaSmiCall(ValueFlowRule):
             if isinstance(value, (cst.Name, cst.Attribute)):
                 self.mark_used(value, ctx)
             elif self._command(value, ctx) is not None:
-                self.report_value(value, ctx)
+                self.report_value(value, ctx, probe=callee_name(node) == "which")
 
-    def report_value(self, node: cst.CSTNode, ctx: PythonContext) -> None:
+    def report_value(self, node: cst.CSTNode, ctx: PythonContext, probe: bool = False) -> None:
         first = node.elements[0].value if isinstance(node, (cst.List, cst.Tuple)) and node.elements else node
         text = _command_text(first) or ""
-        ctx.report(self, node, tool=text.split()[0] if text.split() else "nvidia-smi")
+        ctx.report(self, node, tool=text.split()[0] if text.split() else "nvidia-smi",
+                   **(self._looks_for() if probe else self._runs()))
+
+    def _runs(self) -> dict[str, str]:
+        return {"does": "Runs", "outcome": f"this fails on {effect_fields(self.effects())['raising_targets']}"}
+
+    def _looks_for(self) -> dict:
+        """`shutil.which("nvidia-smi")` runs nothing: where the tool is missing it returns None, and
+        the code that asked goes on without it (what it then runs is reported where it runs)."""
+        effects = {t: ("degrades" if e == "raises" else e) for t, e in self.effects().items()}
+        where = effect_fields(effects)["degrading_targets"]
+        return {"does": "Looks for", "__effects": effects,
+                "outcome": f"on {where} it finds nothing, so whatever needs the tool is skipped there"}
 
     def values_in(self, value: cst.BaseExpression, ctx: PythonContext) -> list[cst.BaseExpression]:
         """Commands stored for later (`cmd = ["nvidia-smi", ...]`, `cmd = env_cmd or "nvidia-smi"`)."""

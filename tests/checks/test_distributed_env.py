@@ -176,3 +176,14 @@ def test_findings_carry_per_target_effects(scan_source):
                                         for t in targets.names()}
     assert by_rule["LK304"].targets["rocm"] == "works" and by_rule["LK304"].targets["cpu"] == "degrades"
     assert "GLOO" in by_rule["LK304"].suggestion
+
+
+def test_which_nvidia_smi_is_a_probe_that_degrades_while_running_it_raises(scan_source):
+    code = ("import shutil, subprocess\n"
+            "smi = shutil.which('nvidia-smi')\n"
+            "subprocess.run(['nvidia-smi', '-L'])\n")
+    result = scan_source({"train.py": code}, select=["LK603"])
+    probe, run = sorted(result.findings, key=lambda f: f.line)
+    assert probe.message.startswith("Looks for `nvidia-smi`") and "finds nothing" in probe.message
+    assert set(probe.targets.values()) <= {"degrades", "works"} and probe.targets["cpu"] == "degrades"
+    assert run.message.startswith("Runs `nvidia-smi`") and run.targets["cpu"] == "raises"
