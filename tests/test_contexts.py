@@ -557,10 +557,13 @@ def test_the_cuda_method_beside_a_cpu_method_is_a_backend_of_its_class(scan_sour
     assert "`DeviceMixin.cuda()`" in selection.message and "cpu has sibling" in selection.message
 
 
-def test_trap_a_cuda_method_alone_or_a_test_beside_a_cpu_test_is_the_main_path(scan_source):
+def test_a_cuda_method_alone_runs_only_when_cuda_is_asked_for_but_a_test_beside_a_cpu_test_is_the_main_path(scan_source):
+    # `def cuda()` alone: the class's inherited `cpu()` / `to()` serve the other devices; the
+    # `.cuda()` call that reaches it is reported where it is made
     alone = MIXIN.replace("    def cpu(self):\n        return super().to('cpu')\n", "    def half(self):\n        return self\n")
     result = scan_source({"pkg/__init__.py": "", "pkg/mixin.py": alone})
-    assert by_line(result, "LK203")[6].context is None
+    selection = by_line(result, "LK203")[6]
+    assert selection.context == "backend-module" and selection.targets["cpu"] == "works"
     tests = ("import torch\n\n\ndef test_cuda():\n    torch.cuda.set_device(0)\n\n\n"
              "def test_cpu():\n    torch.ones(1)\n")
     result = scan_source({"tests/test_devices.py": tests})

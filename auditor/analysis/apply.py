@@ -214,6 +214,8 @@ def _backend_fields(backend, catalogue: Catalogue) -> dict[str, str]:
 
 
 def _backend_text(backend) -> dict[str, str]:
+    if backend.note:
+        return {"module": backend.module, "siblings": backend.note, "missing": "", "add": ""}
     if backend.default and not backend.covered and not backend.others:
         return {"module": backend.module,
                 "siblings": f"its modules mirror those in `{backend.default}`, the default implementation the other "

@@ -29,6 +29,7 @@ from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts, devices
 from auditor.analysis.project import config as project_config
 from auditor.analysis.seeds import redundant_seeding
 from auditor.analysis.uses import ModuleUses
+from auditor.catalogue import Catalogue
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.python.tree import child_nodes
@@ -98,6 +99,33 @@ def _is_exec(statement: cst.CSTNode) -> bool:
         and len(call.args) == 1
 
 
+_MISSING_API = frozenset({"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError", "NotImplementedError"})
+_CUDA_WORDS = re.compile(r"(?i)cuda|nccl|nvidia|cudnn|\bnv\w")
+
+
+def _missing_api(caught: cst.BaseExpression | None) -> bool:
+    """An except clause that catches only errors of an API that is not there (never a bare `except`)."""
+    names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+    return caught is not None and bool(names) and all(
+        isinstance(n, cst.Name) and n.value in _MISSING_API for n in names)
+
+
+def _try_text(code: str) -> str:
+    first = code.strip().splitlines()[0].strip() if code.strip() else ""
+    return f"try: {first[:_SHORT]}"
+
+
+def _is_dataclass(definition: cst.ClassDef) -> bool:
+    """`@dataclass`, `@dataclasses.dataclass(frozen=True)`, attrs' `@define` / `@attr.s`: a class
+    whose annotated fields are its constructor's parameters."""
+    for decorator in definition.decorators:
+        target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", None)
+        if name in ("dataclass", "define", "frozen", "mutable", "s", "attrs"):
+            return True
+    return False
+
+
 def _is_literal(node: cst.BaseExpression) -> bool:
     """A value written out in the code: a string, a number, `None`/`True`/`False`, a literal collection."""
     if isinstance(node, cst.Name):
@@ -121,6 +149,24 @@ def _lazy_import(body: cst.BaseSuite) -> str | None:
                 module = dotted_name(small.module) if small.module is not None else ""
                 return "." * len(small.relative) + (module or "")
     return None
+
+
+_RUNTIMES: dict[int, tuple[Catalogue, tuple[str, ...]]] = {}
+
+
+def feature_runtimes(catalogue: Catalogue) -> tuple[str, ...]:
+    """The runtimes a function makes an opt-in feature by importing them (rules/contexts.toml
+    [feature]): the listed ones and the top-level modules of the libraries `runtime_rules` report."""
+    cached = _RUNTIMES.get(id(catalogue))
+    if cached is not None and cached[0] is catalogue:
+        return cached[1]
+    table = catalogue.table("contexts").get("feature", {})
+    rules = frozenset(table.get("runtime_rules", ()))
+    libraries = {entry.name.split(".", 1)[0] for entry in (*catalogue.apis.values(), *catalogue.api_prefixes.values())
+                 if entry.rule in rules}
+    names = tuple(dict.fromkeys([*table.get("runtimes", ()), *sorted(libraries - {"torch"})]))
+    _RUNTIMES[id(catalogue)] = (catalogue, names)
+    return names
 
 
 def lazy_runtimes(text: str, runtimes: list[str] | tuple[str, ...]) -> frozenset[str]:
@@ -170,7 +216,10 @@ class Placer:
         self.display_functions = re.compile(display.get("functions", r"$^"))
         self.display_file = bool(re.search(display.get("files", r"$^"), ctx.path))
         self.integration = integration_package(ctx.path, ctx.text, table, self.facts)
-        self.lazy = lazy_runtimes(ctx.text, table.get("feature", {}).get("runtimes", ()))
+        self.lazy = lazy_runtimes(ctx.text, feature_runtimes(ctx.catalogue))
+        # the NVIDIA-only runtimes listed by name make their whole function a feature; a library the
+        # catalogue's rows name makes only its own uses one (a flash_attn call beside other code)
+        self._whole = frozenset(table.get("feature", {}).get("runtimes", ()))
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
@@ -202,6 +251,8 @@ class Placer:
         ancestors = self.placed.ancestors.get(id(node), ())
         functions: list[cst.FunctionDef] = []  # the enclosing functions, innermost first: a feature's home
         default: cst.Param | None = None  # the parameter whose default the node is
+        owner: cst.ClassDef | None = None  # the class whose method the innermost function is
+        field: tuple[cst.ClassDef, str] | None = None  # the dataclass field whose default the node is
         child = node
         index = len(ancestors)
         while index > 0:
@@ -232,6 +283,8 @@ class Placer:
                 self._after_exits(where, parent, child)
                 if where.required is None:
                     self._required(where, parent, child)
+            elif kind is cst.ExceptHandler and where.optional is None and index > 0:
+                self._legacy_handler(where, parent, ancestors[index - 1])
             elif kind in (cst.Try, cst.TryStar) and child is parent.body and self.judge.fallback(parent):
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
@@ -239,6 +292,8 @@ class Placer:
             elif kind in (cst.FunctionDef, cst.ClassDef):
                 if kind is cst.FunctionDef:
                     functions.append(parent)
+                    if len(functions) == 1 and index > 1 and isinstance(ancestors[index - 2], cst.ClassDef):
+                        owner = ancestors[index - 2]
                     if where.backend is None and index > 0:
                         where.backend = self._device_method(parent, ancestors[index - 1], ancestors[index - 2] if index > 1 else None)
                 if not isinstance(child, cst.Decorator):  # a decorator runs where it is written, not under itself
@@ -255,16 +310,23 @@ class Placer:
                 self._option_default(where, parent, ancestors[index - 1])
             elif kind is cst.Param and child is parent.default:
                 default = parent
+            elif kind is cst.AnnAssign and child is parent.value and index > 2 and not functions \
+                    and isinstance(ancestors[index - 3], cst.ClassDef) and isinstance(parent.target, cst.Name) \
+                    and _is_dataclass(ancestors[index - 3]):
+                field = (ancestors[index - 3], parent.target.value)
             child = parent
-        if default is not None and functions and where.optional is None:
-            self._overridden_default(where, functions[0], default)
         if where.feature is None and len(ancestors) > 1 and isinstance(ancestors[1], (cst.ClassDef, cst.FunctionDef)):
             self._registered(where, ancestors[1])
         self._own(where, node, fields)
         if functions and where.optional is None and where.required is None:
             self._called_under_fallback(where, functions[-1])
-        if self.lazy and functions:
+        if self.lazy and functions and where.feature is None:  # the innermost (a choice by name) names it
             self._feature(where, functions, fields)
+        if where.feature is None and where.optional is None:  # a feature's signature is the feature's
+            if default is not None and functions:
+                self._overridden_default(where, functions, default, owner)
+            elif field is not None:
+                self._field_default(where, *field)
         if rule.name in self.seed_rules:
             self._redundant(where, node, ancestors)
         return where
@@ -291,15 +353,62 @@ class Placer:
             where.optional, where.optional_line = f"try/except around {function.name.value}()", found[0]
             where.kinds.add("fallback")
 
-    def _overridden_default(self, where: Where, function: cst.FunctionDef, param: cst.Param) -> None:
+    def _overridden_default(self, where: Where, functions: list[cst.FunctionDef], param: cst.Param,
+                            owner: cst.ClassDef | None) -> None:
         """`def load(path, device="cuda")` that every call in its module passes `device` to: like an
         option's default, only the default is NVIDIA-only; callers elsewhere may still rely on it, so
         it degrades rather than works. A name used other than in a call (a callback, a registry) or a
-        call with `*args`/`**kwargs` may leave it to the default."""
-        if self.uses.every_call_passes(function, param):
-            where.optional, where.optional_line = f"{function.name.value}({param.name.value}=...)", self._def_line(function)
+        call with `*args`/`**kwargs` may leave it to the default. So is a parameter of a package's
+        public function or method that its module never names: the package's API, whose callers
+        pass the device (a call in the module that leaves it out shows the default is relied on)."""
+        function = functions[0]
+        reliance = self.uses.default_reliance(function, param, owner)
+        name = f"{function.name.value}({param.name.value}=...)"
+        if function.name.value == "__init__" and owner is not None:
+            name = f"{owner.name.value}({param.name.value}=...)"
+        if reliance == "passed":
+            where.optional, where.optional_line = name, self._def_line(function)
             where.optional_kind = "param"
             where.kinds.add("option")
+        elif reliance == "unnamed" and len(functions) == 1 and self._public(function, owner):
+            where.optional, where.optional_line = name, self._def_line(function)
+            where.optional_kind = "api"
+            where.kinds.add("option")
+
+    def _legacy_handler(self, where: Where, handler: cst.ExceptHandler, statement: cst.CSTNode) -> None:
+        """`try: torch.get_autocast_dtype(device) except (AttributeError, TypeError): ... assert device
+        == 'cuda'` (timm): the handler catches only a missing API, and the try's own code ties
+        nothing to CUDA, so the CUDA code runs only on an older PyTorch that lacks that API."""
+        if not isinstance(statement, (cst.Try, cst.TryStar)) or not _missing_api(handler.type):
+            return
+        body = self.ctx.module.code_for_node(statement.body)
+        if "(" not in body or _CUDA_WORDS.search(body):
+            return
+        where.optional, where.optional_line, where.optional_kind = _try_text(body), self.placed.line(statement), "legacy"
+        where.kinds.add("fallback")
+
+    def _field_default(self, where: Where, owner: cst.ClassDef, field: str) -> None:
+        """`backend: str = "nccl"` in a `@dataclass`: the default of its constructor's parameter,
+        judged as one (`_overridden_default`)."""
+        reliance = self.uses.field_reliance(owner, field)
+        if reliance == "passed" or (reliance == "unnamed" and self._public(None, owner)):
+            where.optional, where.optional_line = f"{owner.name.value}({field}=...)", self._def_line(owner)
+            where.optional_kind = "param" if reliance == "passed" else "api"
+            where.kinds.add("option")
+
+    def _public(self, function: cst.FunctionDef | None, owner: cst.ClassDef | None) -> bool:
+        """A function or method other code imports and calls: in a package, not a test, named
+        without a leading underscore (`__init__` is the class's), and not a program's entry point."""
+        if not self.facts.package or self.facts.test:
+            return False
+        if owner is not None and (owner.name.value.startswith("_") or not self.uses.top_level(owner)):
+            return False
+        if function is None:
+            return True
+        name = function.name.value
+        if owner is None and not self.uses.top_level(function):
+            return False
+        return (name == "__init__" or not name.startswith("_")) and name not in self._entry_points
 
     def _config_default(self, where: Where, module: cst.Module, statement: cst.CSTNode, node: cst.CSTNode,
                         ancestors: tuple, index: int) -> None:
@@ -345,7 +454,7 @@ class Placer:
             # Any other tie in such a function (`def to_tensorrt(self, default_device="cuda")`) is
             # the feature's too, when nothing at the module's top calls it, not even a `__main__`
             # block: a script's `main()` importing pynvml is the program, not an opt-in.
-            home, runtime = next(((f, name) for f in functions for name in sorted(self.lazy)
+            home, runtime = next(((f, name) for f in functions for name in sorted(self.lazy & self._whole)
                                   if f.name.value not in self._entry_points and self._imports_in(f, name)),
                                  (None, None))
             if home is not None and self.uses.module_uses(home):
@@ -381,7 +490,13 @@ class Placer:
                 and isinstance(block, (cst.IndentedBlock, cst.Module)):  # pytest runs every test_*: none is chosen
             covered, others = devices_beside(tokens, (name_tokens(s.name.value) for s in block.body
                                                       if isinstance(s, cst.FunctionDef) and s is not function), conf)
-            if covered or others:
+            if not covered and tokens == ["cuda"] and isinstance(owner, cst.ClassDef):
+                # `def cuda(self)` alone, as nn.Module's or a tensor wrapper's: the caller asked for CUDA by
+                # name; every other device goes through the class's `cpu()` / `to()` instead
+                covered = frozenset(t for t in targets.names() if t != "rocm")
+                note = "it runs only when a caller asks for CUDA by name; other devices use the class's `cpu()` / `to()`"
+                found = BackendModule(f"{owner.name.value}.cuda()", covered, (), note=note)
+            if found is None and (covered or others):
                 owner_name = f"{owner.name.value}." if isinstance(owner, cst.ClassDef) else ""
                 found = BackendModule(f"{owner_name}{function.name.value}()", covered, others)
         self._device_methods[key] = found

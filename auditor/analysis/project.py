@@ -55,6 +55,7 @@ class BackendModule:
     # The target a module named for another device serves (accelerators/xla.py beside cuda.py and
     # cpu.py: "tpu"); "" for the CUDA (or Triton) backend.
     serves: str = ""
+    note: str = ""  # what the message says instead of its siblings (a lone `def cuda()` method)
 
 
 @dataclass(frozen=True)

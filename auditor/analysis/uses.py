@@ -80,26 +80,49 @@ class ModuleUses:
             return (sites[0].fallback or None,)
         return ()
 
-    def every_call_passes(self, function: cst.FunctionDef, param: cst.Param) -> bool:
+    def every_call_passes(self, function: cst.FunctionDef, param: cst.Param,
+                          owner: cst.ClassDef | None = None) -> bool:
         """Whether the module calls the function, names it nowhere else, and every call passes
-        `param` (by keyword, or by position: a method called on an object skips `self`)."""
-        name = function.name.value
+        `param` (by keyword, or by position: a method called on an object skips `self`). An
+        `__init__`'s calls are its class's (`Loader(ds, device=d)`)."""
+        return self.default_reliance(function, param, owner) == "passed"
+
+    def default_reliance(self, function: cst.FunctionDef, param: cst.Param,
+                         owner: cst.ClassDef | None = None) -> str:
+        """What the module does with a parameter's default: "passed" (it calls the function and
+        every call passes the parameter), "unnamed" (it names the function nowhere but its own
+        definition: only callers elsewhere decide) or "relied" (a call leaves it out, or the
+        function is used as a value, a callback or a registry entry, which may)."""
         params = [*function.params.posonly_params, *function.params.params]
         position = next((i for i, p in enumerate(params) if p is param), None)
-        if (position is None and param not in function.params.kwonly_params) or not self.named_again(name):
-            return False
-        method = not self.top_level(function)
+        if position is None and param not in function.params.kwonly_params:
+            return "relied"
+        shift = 1 if params[:1] and params[0].name.value in ("self", "cls") else 0
+        if function.name.value == "__init__" and owner is not None and self.top_level(owner):
+            return self._reliance(owner.name.value, param.name.value, position, False, shift)
+        return self._reliance(function.name.value, param.name.value, position, not self.top_level(function), shift)
+
+    def field_reliance(self, owner: cst.ClassDef, field: str) -> str:
+        """`default_reliance` for a dataclass field: a keyword (or position) of the class's calls."""
+        if not self.top_level(owner):
+            return "relied"
+        return self._reliance(owner.name.value, field, None, False, 0)
+
+    def _reliance(self, name: str, keyword: str, position: int | None, method: bool, shift: int) -> str:
+        if not self.named_again(name):
+            return "unnamed"
         uses = self.names().get(name, ())
         count = len(self._attributes.get(name, ())) if method else sum(1 for use in uses if use.within != name)
         calls = [call for call in self._calls.get(name, ()) if call.attribute == method]
+        if not calls and not count:
+            return "unnamed"  # named again only inside itself, or in text that is no use (a docstring)
         if not calls or len(calls) != count:
-            return False  # never called here, or named other than in a call
-        shift = 1 if params[:1] and params[0].name.value in ("self", "cls") else 0
+            return "relied"  # never called here, or named other than in a call
         for call in calls:
-            index = None if position is None else position - (shift if call.attribute else 0)
-            if param.name.value not in call.keywords and (index is None or call.positional <= index):
-                return False
-        return True
+            index = None if position is None else position - (shift if call.attribute or not method else 0)
+            if keyword not in call.keywords and (index is None or call.positional <= index):
+                return "relied"
+        return "passed"
 
     def main_path_calls(self, function: cst.FunctionDef, main: frozenset[str]) -> bool:
         """Whether a use of the function (`f()` or `self.f()`) with no condition around it stands in
@@ -169,6 +192,8 @@ class ModuleUses:
             if kind is cst.Name:
                 uses.setdefault(node.value, []).append(here)
                 continue
+            if kind is cst.Annotation:
+                continue  # a type (`-> Union[DataLoader, Prefetcher]`) is no use of the value
             if kind is cst.Call:
                 self._record_call(node)
             elif kind is cst.Attribute:  # `obj.name`: a method's use, not the module-level name's

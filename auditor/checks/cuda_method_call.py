@@ -33,6 +33,8 @@ class CudaMethodCall(Rule):
     VALID = [
         Valid("model.to(device)\nx = x.to(DEVICE, non_blocking=True)\n"),
         Valid("if args.cuda:\n    pass\nuse_cuda = x.is_cuda\n"),
+        # another object's `cuda` method (HQQ's quantizer): no torch `.cuda()` takes these arguments
+        Valid("w = self.quantizer.cuda(qtensor, meta=meta, device=self.keys.device)\n"),
         Valid('def f(cuda):\n    return cuda\n# model.cuda()\nprint("call .cuda() to move")\n'),
         Valid("class M(torch.nn.Module):\n    def cuda(self, device=None):\n        out = super().cuda(device=device)\n"
               "        self.moved = True\n        return out\n"),
@@ -40,6 +42,7 @@ class CudaMethodCall(Rule):
     INVALID = [
         Invalid("model = Net().cuda()\n", line=1),
         Invalid("x = x.cuda(non_blocking=True)\n", line=1),
+        Invalid("x = x.cuda(device=rank, non_blocking=True, memory_format=fmt)\n", line=1),  # trap: torch's own keywords
         Invalid("batch = [t.cuda(rank) for t in batch]\n", line=1),
         Invalid("net = torch.nn.DataParallel(model).cuda()\n", line=1),
         Invalid("t = (\n    torch.empty(3)\n    .random_(0, 2)\n    .cuda()\n)\n", line=4),
@@ -88,6 +91,8 @@ class CudaMethodCall(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.qualify(func) is None:
             if _delegates(func.value, ctx):
                 return  # `def cuda(self, ...): return super().cuda(...)`: implements the API, does not use it
+            if not _torch_signature(node):
+                return  # `quantizer.cuda(qtensor, meta=meta)`: another object's method of that name
             ctx.report(self, func.attr, end_node=node)  # from `cuda` to `)`: the line where the call is
 
     FIXES = (FixSpec("F40", "safe", "`x.cuda()` -> `x.to(get_device())`, `x.cuda(i)` -> `x.to(device_at(i))`: the "
@@ -169,3 +174,15 @@ def _delegates(receiver: cst.BaseExpression, ctx: PythonContext) -> bool:
     """`super().cuda(...)` inside a method named `cuda`: an override that passes the call on."""
     return (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
             and ctx.function_name == "cuda")
+
+
+_TORCH_KEYWORDS = frozenset({"device", "non_blocking", "memory_format"})
+
+
+def _torch_signature(call: cst.Call) -> bool:
+    """Whether the call could be torch's `Tensor.cuda(device=None, non_blocking=False,
+    memory_format=...)` / `Module.cuda(device=None)`: at most two positional arguments and no
+    keyword of another name (`*args` / `**kwargs` may be anything)."""
+    positional = sum(1 for a in call.args if a.keyword is None and not a.star)
+    return positional <= 2 and all(a.star or a.keyword is None or a.keyword.value in _TORCH_KEYWORDS
+                                   for a in call.args)
