@@ -24,9 +24,14 @@ NAMED = {
     "configs/deepspeed.json": "json-config", "accelerate_config.json": "json-config", "zero2.json": "json-config",
     "conf/train.toml": "toml-config", "scripts/train.sh": "shell", "jobs/run.slurm": "shell",
     "jobs/run.sbatch": "shell", "tools/x.bash": "shell",
+    # issue 15 item 5: target-named Dockerfiles and config / requirements folders at any depth
+    "Dockerfile-cpu": "dockerfile", "docker/Dockerfile_arm64": "dockerfile", "requirements/pytorch/extra.txt": "requirements",
+    "configs/autotuning_configs/tune.json": "json-config", "conf/model/small.toml": "toml-config",
 }
 UNREAD = ["README.md", "notes.txt", "MANIFEST.in", "data/tokenizer.json", "package.json", "ruff.toml",
-          "Cargo.toml", "src/main.rs", "kernels/add.hip", "img.png", "Makefile", "docker/entrypoint"]
+          "Cargo.toml", "src/main.rs", "kernels/add.hip", "img.png", "Makefile", "docker/entrypoint",
+          # traps: a Dockerfile's docs, and a folder whose name only contains "configs"
+          "docs/Dockerfile.md", "docker/dockerfile_notes.txt", "src/myconfigs/x.json", "data/sub/tokenizer.json"]
 
 
 @pytest.mark.parametrize(("path", "kind"), sorted(NAMED.items()))

@@ -1,7 +1,8 @@
 """The config-value rules (LK105, LK305): a value under a key that chooses hardware, in YAML, JSON and
 TOML configs. Keys and values are `[[config_value]]` rows in rules/images.toml: the key must be one
-of the row's keys exactly (`device`, not `device_path` or `description`) and the value must
-fullmatch the row's pattern (`cuda:0`, not a path or a sentence)."""
+of the row's keys exactly (`device`, not `device_path` or `description`; a flag-style
+`--distributed-backend` is `distributed_backend`) and the value must fullmatch the row's pattern
+(`cuda:0`, not a path or a sentence)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from auditor.context import FileContext
 from auditor.readers.document import read_document
 
 CONFIG_KINDS = frozenset({"yaml", "json-config", "toml-config"})
+
+
+def config_key(key: str) -> str:
+    """A key as the rows name it: `--distributed-backend` (a launcher's flags written as a YAML
+    mapping, Megatron/NeMo style) and `distributed-backend` read as `distributed_backend`."""
+    return key.lower().lstrip("-").replace("-", "_")
 
 
 class ConfigValueRule(Rule):
@@ -29,7 +36,7 @@ class ConfigValueRule(Rule):
             for path, node, key in tree.walk():
                 if node.shape != "scalar" or key is None or not path:
                     continue
-                name = path[-1].lower()
+                name = config_key(path[-1])
                 for keys, parent, value, row in compiled:
                     if name in keys and value.fullmatch(node.value.strip()) and (
                             not parent or tuple(p.lower() for p in path[-1 - len(parent):-1]) == parent):

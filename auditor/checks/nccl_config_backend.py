@@ -23,8 +23,11 @@ class NcclConfigBackend(ConfigValueRule):
     VALID = [
         Valid("distributed:\n  backend: gloo\n  note: falls back from nccl\n", path="configs/dist.yaml"),
         Valid("nccl_backend_timeout: 600\nbackend_nccl_note: nccl\n", path="conf/x.yaml"),
+        Valid("model:\n  --distributed-backend: gloo\n  --nccl-note: nccl\n", path="launch/gpt.yaml"),
     ]
     INVALID = [
         Invalid("distributed:\n  backend: nccl\n  world_size: 8\n", path="configs/dist.yaml", line=2),
         Invalid('{"comms_config": {"dist_backend": "NCCL"}}\n', path="deepspeed_config.json", line=1),
+        # a launcher's flags written as a mapping (Megatron / NeMo launch configs)
+        Invalid("model:\n  --distributed-backend: nccl\n", path="launch/gpt.yaml", line=2),
     ]

@@ -31,13 +31,13 @@ class NvidiaSmiCall(ValueFlowRule):
     category = Category.ENV
     severity = Severity.MINOR
     subject = "This `{tool}` call"
-    message = ("{does} `{tool}`, which exists only on machines with the NVIDIA driver (nvidia-smi) or the CUDA toolkit "
-               "(nvcc): {outcome}.")
+    message = ("{does} `{tool}`, which exists only on machines with the NVIDIA driver's tools (nvidia-smi, DCGM's dcgmi) "
+               "or the CUDA toolkit (nvcc): {outcome}.")
     suggestion = ("Ask PyTorch instead (`torch.accelerator.device_count()`, `torch.accelerator.get_memory_info()`), "
                   "or call the target's own tool ({monitoring_tools}) and treat a missing tool as optional.")
-    tokens = ("nvidia-smi", "nvcc")
+    tokens = ("nvidia-smi", "nvcc", "dcgmi")
     file_kinds = frozenset({"python", "shell", "dockerfile", "notebook"})
-    what = ('Finds "nvidia-smi ..." and "nvcc ..." commands (a string, f-string or a list/tuple whose first element '
+    what = ('Finds "nvidia-smi ...", "dcgmi ..." and "nvcc ..." commands (a string, f-string or a list/tuple whose first element '
             "starts with one) passed to a call: subprocess.run/Popen/check_output/call, os.system, os.popen, "
             "shutil.which and shell helpers, directly or through a variable; in shell scripts, Dockerfile `RUN`/`CMD` "
             "lines and notebook `!` lines, `nvidia-smi` or `nvcc` run as a command (also inside `$(...)`). In an "
@@ -70,6 +70,7 @@ class NvidiaSmiCall(ValueFlowRule):
         Invalid('import os\nos.popen(f"nvidia-smi -i {gpu} --query-gpu=name")\n', line=2),
         Invalid('info = run_and_read_all(run_lambda, "nvidia-smi topo -m")\n', line=1),
         Invalid("#!/bin/bash\nset -e\nNUM_GPUS=$(nvidia-smi -L | wc -l)\n", path="scripts/train.sh", line=3),
+        Invalid("#!/bin/bash\n#SBATCH --nodes=2\ndcgmi diag -r 1\n", path="jobs/health.slurm", line=3),
         Invalid("FROM python:3.11\nRUN pip install torch && \\\n    nvidia-smi\n", path="Dockerfile", line=3),
         Invalid('import subprocess\nout = subprocess.check_output(["nvcc", "--version"])\n', line=2),
         Invalid('import subprocess\n\ndef get_env_info():\n    return subprocess.check_output(["nvcc", "-V"])\n',

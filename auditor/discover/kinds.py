@@ -22,6 +22,7 @@ from functools import cache
 # for PyTorch's CUDA image, `fp8` for TransformerEngine backends, `cudnn`/`cublas` variables).
 HARDWARE_WORDS = (b"nvidia", b"cuda", b"gpu", b"nccl", b"cudnn", b"cublas", b"cu1", b"pytorch/pytorch", b"fp8")
 _CONFIG_FOLDERS = r"conf|configs?|train_configs?|training_configs?|recipes?|launch_configs?|accelerate_configs?"
+_IN_CONFIG_FOLDER = rf"(?:{_CONFIG_FOLDERS})"
 
 
 @dataclass(frozen=True)
@@ -32,8 +33,10 @@ class Kind:
     suffixes: tuple[str, ...] = ()  # lower-case, with the dot
     names: tuple[str, ...] = ()  # exact lower-case file names
     prefixes: tuple[str, ...] = ()  # lower-case name starts ("dockerfile.")
-    # A suffix or prefix match counts only when the name fullmatches `pattern`, the parent folder
-    # matches `folder`, or (with `explicit`) the file was named on the command line. Both None: always.
+    # A suffix or prefix match counts only when the name fullmatches `pattern`, `folder` fullmatches
+    # a folder on the path of the one holding it (below the scanned root, so configs/autotuning_configs/
+    # tune.json is in `configs/`; for a file named on the command line, its folder's name), or (with
+    # `explicit`) the file was named on the command line. Both None: always.
     pattern: str | None = None
     folder: str | None = None
     explicit: bool = False
@@ -59,8 +62,10 @@ class Kind:
             return True
         if self.pattern is not None and _compiled(self.pattern).fullmatch(lower):
             return True
-        if self.folder is not None and parent is not None and _compiled(self.folder).search(parent.lower()):
-            return True
+        if self.folder is not None and parent:
+            folder = _compiled(self.folder)
+            if any(folder.fullmatch(name) for name in parent.lower().split("/")):
+                return True
         return explicit and self.explicit
 
     @property
@@ -92,9 +97,11 @@ KINDS: tuple[Kind, ...] = (
          reader="auditor.readers.pyproject:document"),
     Kind("setup-cfg", "`setup.cfg`", "`install_requires`, `extras_require`, `dependency_links`",
          names=("setup.cfg",), reader="auditor.readers.setup_cfg:document"),
-    Kind("requirements", "`requirements*.txt`, `*.in`, constraints, files in `requirements/`",
+    Kind("requirements", "`requirements*.txt`, `*.in`, constraints, files in `requirements/` (at any depth: "
+         "`requirements/pytorch/extra.txt`)",
          "packages, `+cuXXX` local versions, CUDA wheel indexes, `-r`/`-c` includes, markers",
-         suffixes=(".txt", ".in"), pattern=r"[^/]*(?:requirements|constraints)[^/]*", folder="requirements",
+         suffixes=(".txt", ".in"), pattern=r"[^/]*(?:requirements|constraints)[^/]*",
+         folder=r".*requirements.*",
          explicit=True, exclude=("manifest.in",), reader="auditor.readers.requirements:document",
          max_bytes=_LINE_FILE_BYTES),
     Kind("cuda", "`*.cu`, `*.cuh`", "one finding per file: a custom kernel to port", suffixes=(".cu", ".cuh"),
@@ -104,10 +111,11 @@ KINDS: tuple[Kind, ...] = (
          "`!export` and launcher lines", suffixes=(".ipynb",), python=True, own_suppressions=True,
          check="auditor.pipeline.kind_checks:check_notebook",
          reader="auditor.readers.notebook:document", max_bytes=20 * 1024 * 1024),
-    Kind("dockerfile", "`Dockerfile`, `Containerfile`, `Dockerfile.*`, `*.dockerfile`",
+    Kind("dockerfile", "`Dockerfile`, `Containerfile`, `Dockerfile.*`, `Dockerfile-*`, `Dockerfile_*`, `*.dockerfile`",
          "base images (`FROM`, each stage on its own), `ENV`, `RUN pip/uv/conda install` lines (continuations, "
          "`&&` chains, heredocs), `nvidia-smi`, launcher lines in `RUN`/`CMD`/`ENTRYPOINT`",
-         names=("dockerfile", "containerfile"), prefixes=("dockerfile.", "containerfile."),
+         names=("dockerfile", "containerfile"),
+         prefixes=("dockerfile.", "dockerfile-", "dockerfile_", "containerfile.", "containerfile-", "containerfile_"),
          suffixes=(".dockerfile", ".containerfile"), suppress_above=True,
          reader="auditor.readers.dockerfile:document", max_bytes=_LINE_FILE_BYTES),
     Kind("compose", "`docker-compose*.yml`, `compose*.yaml`", "`image:`, `runtime: nvidia`, `driver: nvidia` device "
@@ -124,13 +132,13 @@ KINDS: tuple[Kind, ...] = (
          suffixes=_YAML, gate=HARDWARE_WORDS, reader="auditor.readers.yaml_config:document",
          max_bytes=5 * 1024 * 1024),
     Kind("json-config", "DeepSpeed / accelerate JSON (`ds_config*.json`, `*deepspeed*.json`, `zero*.json`, "
-         "`accelerate*.json`; any `*.json` in a `conf/`, `configs/` folder)",
+         "`accelerate*.json`; any `*.json` in or below a `conf/`, `configs/` folder)",
          "the same hardware-choosing values, and DeepSpeed `amp` (NVIDIA Apex)", suffixes=(".json",),
          pattern=r"[^/]*(?:ds_config|deepspeed|accelerate)[^/]*\.json|(?:ds|zero)[^/]*\.json",
-         folder=rf"^(?:{_CONFIG_FOLDERS})$", explicit=True, comment=None, gate=(*HARDWARE_WORDS, b'"amp"'),
+         folder=_IN_CONFIG_FOLDER, explicit=True, comment=None, gate=(*HARDWARE_WORDS, b'"amp"'),
          reader="auditor.readers.json_config:document", max_bytes=5 * 1024 * 1024),
-    Kind("toml-config", "`*.toml` in a `conf/`, `configs/` folder (training configs)",
-         "the same hardware-choosing values", suffixes=(".toml",), folder=rf"^(?:{_CONFIG_FOLDERS})$",
+    Kind("toml-config", "`*.toml` in or below a `conf/`, `configs/` folder (training configs)",
+         "the same hardware-choosing values", suffixes=(".toml",), folder=_IN_CONFIG_FOLDER,
          explicit=True, gate=HARDWARE_WORDS, reader="auditor.readers.toml_config:document",
          max_bytes=5 * 1024 * 1024),
     Kind("shell", "`*.sh`, `*.bash`, `*.zsh`, Slurm `*.slurm`, `*.sbatch`",
@@ -151,6 +159,9 @@ for _kind in KINDS:
         _BY_SUFFIX.setdefault(_suffix, []).append(_kind)
     _PREFIXED.extend((_prefix, _kind) for _prefix in _kind.prefixes)
 _PREFIXES = tuple(prefix for prefix, _ in _PREFIXED)
+# A name taken by its start is never one of these (Dockerfile.md, dockerfile_notes.txt: its docs)
+_NOT_PREFIXED = (".md", ".rst", ".txt", ".adoc", ".html", ".png", ".svg", ".jpg", ".json", ".yml", ".yaml",
+                 ".toml", ".py", ".lock", ".bak", ".orig")
 
 
 def kind(name: str) -> Kind:
@@ -160,7 +171,8 @@ def kind(name: str) -> Kind:
 
 def match(name: str, explicit: bool = False, parent: str | None = None, parent_of: str = "") -> str | None:
     """The kind of a file called `name`, or None when audit does not read it. `parent` is the
-    containing folder's name; when None and a kind needs it, it is taken from `parent_of`."""
+    containing folder's path below the scanned root (POSIX, "" at the root); when None and a kind
+    needs it, the name of `parent_of`'s folder is taken."""
     lower = name.lower()
     exact = _EXACT.get(lower)
     if exact is not None:
@@ -173,7 +185,7 @@ def match(name: str, explicit: bool = False, parent: str | None = None, parent_o
                 parent = _parent_name(parent_of or name)
             if candidate.takes(lower, parent, explicit):
                 return candidate.name
-    if _PREFIXES and lower.startswith(_PREFIXES):
+    if _PREFIXES and lower.startswith(_PREFIXES) and not lower.endswith(_NOT_PREFIXED):
         for prefix, candidate in _PREFIXED:
             if lower.startswith(prefix) and candidate.takes(lower, parent, explicit):
                 return candidate.name
@@ -181,8 +193,14 @@ def match(name: str, explicit: bool = False, parent: str | None = None, parent_o
 
 
 def _parent_name(path: str) -> str:
+    """The folder path a kind's `folder` is looked for on: a relative path's own folders
+    (requirements/pytorch), only the last folder of an absolute one (nothing above the project)."""
     import os
 
+    if not os.path.isabs(path):
+        folder = os.path.dirname(os.path.normpath(path)).replace(os.sep, "/")
+        if folder:
+            return folder
     return os.path.basename(os.path.dirname(os.path.abspath(path)))
 
 
@@ -209,14 +227,14 @@ def _name_regex(kind: Kind) -> list[str]:
         if ends:
             parts.append(rf"(?:^|/){never}[^/]*(?:{ends})")
         if starts:
-            parts.append(rf"(?:^|/){never}(?:{starts})[^/]*")
+            docs = "|".join(re.escape(n) for n in _NOT_PREFIXED)
+            parts.append(rf"(?:^|/){never}(?:{starts})(?![^/]*(?:{docs})$)[^/]*")
         return parts
     if kind.pattern is not None:  # the lookahead keeps the suffix a suffix match needs
         parts.append(rf"(?:^|/)(?=(?:{kind.pattern})$){never}[^/]*(?:{ends or starts})")
-    if kind.folder is not None and ends:
-        folder = kind.folder.strip("^$")
-        parts.append(rf"(?:^|/)[^/]*(?:{folder})[^/]*/{never}[^/]*(?:{ends})" if not kind.folder.startswith("^")
-                     else rf"(?:^|/)(?:{folder})/{never}[^/]*(?:{ends})")
+    if kind.folder is not None and ends:  # anywhere below such a folder
+        folder = kind.folder.replace(".*", "[^/]*")
+        parts.append(rf"(?:^|/)(?:{folder})/(?:[^/]*/)*{never}[^/]*(?:{ends})")
     return parts
 
 

@@ -130,7 +130,7 @@ class _Walk:
                 ignore.load(directory)
         layers = len(ignore.layers) if ignore is not None else 0
         filtered = bool(self.excludes) or layers > 0  # most folders have no pattern to test
-        parent = os.path.basename(directory)
+        parent = prefix[:-1]  # the folder's path below the root: kinds look for config folders on it
         subdirs: list[tuple[str, str, int]] = []
         for entry in entries:
             name = entry.name

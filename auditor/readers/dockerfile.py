@@ -5,7 +5,8 @@ file's offsets, so every position points into the file as written.
 
 - `FROM [--platform=...] image [AS stage]`: each stage on its own; `${ARG}` references resolved from
   the global `ARG` defaults (the image is then marked parameterized); a stage name is not an image.
-- `ENV A=1 B=2` and the legacy `ENV A 1`: environment settings.
+- `ENV A=1 B=2` and the legacy `ENV A 1`: environment settings; so is an `ARG A=1` default (a build
+  pinned to `CUDA_VERSION=12.1.0`).
 - `RUN` (shell form, exec form and heredoc bodies), `CMD`, `ENTRYPOINT`: commands, read by
   auditor.readers.commands, so `pip install` / `uv pip install` / `conda install` lines give the
   same requirements and indexes as a requirements file.
@@ -121,6 +122,8 @@ def document(ctx: FileContext) -> Document:
     for item in instructions(ctx.text, errors):
         if item.keyword in ("ARG", "FROM"):
             bases.add(item)
+            if item.keyword == "ARG":  # `ARG CUDA_VERSION=12.1.0`: a build pinned to a CUDA version
+                env.extend(_env(item, positions, "ARG"))
         elif item.keyword == "ENV":
             env.extend(_env(item, positions))
         elif item.keyword in _COMMANDS:
@@ -192,7 +195,8 @@ def _image(item: Instruction, arguments: dict[str, str], stages: dict[str, str |
                     via="FROM", stage=alias, parameterized="$" in reference)
 
 
-def _env(item: Instruction, positions: Positions) -> list[EnvSetting]:
+def _env(item: Instruction, positions: Positions, via: str = "ENV") -> list[EnvSetting]:
+    """`ENV A=1 B=2`, the legacy `ENV A 1`, and `ARG A=1` (an ARG without a default sets nothing)."""
     settings = []
     text = item.text
     pairs = list(re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)=(\"(?:[^\"\\]|\\.)*\"|'[^']*'|(?:[^\s\\]|\\.)*)", text))
@@ -200,8 +204,8 @@ def _env(item: Instruction, positions: Positions) -> list[EnvSetting]:
         for match in pairs:
             line, column, end_line, end_column = _span(item, match.start(), match.end(), positions)
             settings.append(EnvSetting(line=line, column=column, end_line=end_line, end_column=end_column,
-                                       name=match.group(1), value=match.group(2).strip("\"'"), via="ENV"))
-    else:  # legacy `ENV NAME value with spaces`
+                                       name=match.group(1), value=match.group(2).strip("\"'"), via=via))
+    elif via == "ENV":  # legacy `ENV NAME value with spaces`
         match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$", text)
         if match is not None:
             line, column, end_line, end_column = _span(item, 0, max(len(text.rstrip()), 1), positions)
