@@ -245,3 +245,18 @@ def test_a_wrong_component_table_exits_2(tmp_path, capsys, table, says):
     finally:
         os.chdir(here)
     assert code == 2 and says in capsys.readouterr().err
+
+
+def test_requirements_files_serve_the_component_their_names_say(tmp_path):
+    # nested requirements folders are read now (issue 15 item 5): a GPU test's pins are the tests'
+    _, of = layout(tmp_path, {
+        "pyproject.toml": '[project]\nname = "mylib"\n', "mylib/__init__.py": "",
+        "requirements/pytorch/base.txt": "torch\n", "requirements/pytorch/test_gpu.txt": "torch-tensorrt\n",
+        "requirements/docs.txt": "sphinx\n", "requirements-dev.txt": "ruff\n", "requirements.txt": "torch\n",
+        # trap: "latest" and "cuda" are no role words: the headline's
+        "requirements/pytorch/latest-cuda.txt": "torch\n",
+    })
+    assert of["requirements/pytorch/base.txt"] == of["requirements.txt"] == "mylib"
+    assert of["requirements/pytorch/latest-cuda.txt"] == "mylib"
+    assert of["requirements/pytorch/test_gpu.txt"] == "tests"
+    assert of["requirements/docs.txt"] == "docs" and of["requirements-dev.txt"] == "tests"

@@ -68,6 +68,7 @@ class _Rules:
     packaging: re.Pattern
     kernels: tuple[str, ...]
     fallback: frozenset[str]  # what the headline judges when nothing is shipped
+    requirement_roles: dict[str, str] = field(default_factory=dict)  # name word -> kind (requirements/test_gpu.txt)
 
 
 def _rules() -> _Rules:
@@ -77,7 +78,8 @@ def _rules() -> _Rules:
     return _Rules(frozenset(table.get("shipped", (PACKAGE, PROGRAM))), folders, files,
                   _globs(table.get("packaging", {}).get("files", ())),
                   tuple(table.get("kernels", {}).get("suffixes", ())),
-                  frozenset(table.get("fallback", (OTHER, "scripts"))))
+                  frozenset(table.get("fallback", (OTHER, "scripts"))),
+                  {word: kind for kind, words in table.get("requirement_roles", {}).items() for word in words})
 
 
 def _globs(patterns: list[str] | tuple[str, ...]) -> re.Pattern:
@@ -143,6 +145,9 @@ class Layout:
         lowered = relative.lower()
         base = parts[-1].lower()
         if (len(parts) == 1 or lowered.startswith("requirements/")) and self.rules.packaging.match(lowered):
+            role = self._requirement_role(base)
+            if role is not None:
+                return role, role, relative
             return self._headline(relative)
         for pattern, kind in self.rules.files:
             if pattern.match(base):
@@ -152,6 +157,14 @@ class Layout:
                 return self._headline(relative)
             return OTHER, OTHER, parts[0] if len(parts) > 1 else relative
         return "programs", PROGRAM, parts[0] if len(parts) > 1 else relative
+
+    def _requirement_role(self, base: str) -> str | None:
+        """The component a requirements file serves by its name (`requirements-test.txt`,
+        `requirements/pytorch/test_gpu.txt`, `docs.txt`): what its own words say, if anything."""
+        if not base.endswith((".txt", ".in")):
+            return None
+        words = re.split(r"[-_.]", base.rsplit(".", 1)[0])
+        return next((self.rules.requirement_roles[w] for w in words if w in self.rules.requirement_roles), None)
 
     def _headline(self, relative: str) -> tuple[str, str, str]:
         """The first shipped component: a packaging file or a native source belongs to it."""
