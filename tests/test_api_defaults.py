@@ -131,3 +131,21 @@ def test_trap_a_handler_for_any_error_or_a_try_that_is_cuda_code_itself_is_the_m
         found = [f for f in _findings(scan_source, code, path=path, package=False) if f.line in (7, 8)]
         assert found and not any("optional" in (f.context or "").split("+") for f in found), path
         assert {f.targets["mps"] for f in found if f.rule == "LK101"} == {"raises"}, path
+
+
+# -- messages that say only what is true (item 4) ----------------------------------------------------
+CUPY = ("try:\n    import cupy\nexcept ImportError:\n    cupy = None\n\n\nclass Sorter:\n    def __init__(self):\n"
+        "        if cupy is None:\n            raise ImportError('cupy is required')\n        self.x = cupy.zeros(3)\n")
+
+
+def test_an_optional_import_the_module_requires_is_not_called_a_fallback(scan_source):
+    imported = next(f for f in _findings(scan_source, CUPY, path="pkg/cp.py") if f.line == 2)
+    assert "fallback runs instead" not in imported.message
+    assert "`if cupy is None: raise`, line 9" in imported.message and imported.context == "optional"
+
+
+def test_trap_an_optional_import_with_a_real_fallback_keeps_its_message(scan_source):
+    code = CUPY.replace("        if cupy is None:\n            raise ImportError('cupy is required')\n"
+                        "        self.x = cupy.zeros(3)\n", "        self.x = cupy.zeros(3) if cupy else [0, 0, 0]\n")
+    imported = next(f for f in _findings(scan_source, code, path="pkg/cp2.py") if f.line == 2)
+    assert "the fallback runs instead" in imported.message

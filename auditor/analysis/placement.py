@@ -32,7 +32,7 @@ from auditor.analysis.uses import ModuleUses
 from auditor.catalogue import Catalogue
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
-from auditor.python.tree import child_nodes
+from auditor.python.tree import child_nodes, descendants
 
 if TYPE_CHECKING:
     from auditor.checks.base import Rule
@@ -113,6 +113,24 @@ def _missing_api(caught: cst.BaseExpression | None) -> bool:
 def _try_text(code: str) -> str:
     first = code.strip().splitlines()[0].strip() if code.strip() else ""
     return f"try: {first[:_SHORT]}"
+
+
+def bound_names(node: cst.Import | cst.ImportFrom) -> frozenset[str]:
+    """The names an import statement binds (`import cupy as cp` -> cp, `from x import a` -> a)."""
+    if isinstance(node.names, cst.ImportStar):
+        return frozenset()
+    found = set()
+    for alias in node.names:
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            found.add(alias.asname.name.value)
+        else:
+            name = dotted_name(alias.name) or ""
+            found.add(name.split(".", 1)[0] if isinstance(node, cst.Import) else name)
+    return frozenset(found)
+
+
+def _names_in(test: cst.BaseExpression) -> set[str]:
+    return {n.value for n in descendants(test) if isinstance(n, cst.Name)}
 
 
 def _is_dataclass(definition: cst.ClassDef) -> bool:
@@ -243,6 +261,7 @@ class Placer:
         self._entry_points = self._main_functions | frozenset(table.get("feature", {}).get("entry_points", ()))
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
+        self._module_requirements: list | None = None  # every `if x is None: raise` of the module (_raised_without)
 
     # -- entry ---------------------------------------------------------------------------------------
     def where(self, rule: Rule, node: cst.CSTNode, fields: dict[str, Any]) -> Where:
@@ -289,6 +308,8 @@ class Placer:
                 if where.optional is None:
                     where.optional, where.optional_line = "try/except", self.placed.line(parent)
                     where.kinds.add("fallback")
+                    if where.required is None and isinstance(node, (cst.Import, cst.ImportFrom)):
+                        where.required = self._raised_without(node)
             elif kind in (cst.FunctionDef, cst.ClassDef):
                 if kind is cst.FunctionDef:
                     functions.append(parent)
@@ -715,6 +736,20 @@ class Placer:
                     where.kinds.add("dispatch")
             elif (whole and index != position) or index < position:  # `pytestmark = skipif(...)` is not under itself
                 self._narrow(where, truth, test, negated=isinstance(test, cst.BaseExpression) and not whole)
+
+    def _raised_without(self, node: cst.Import | cst.ImportFrom) -> tuple[str, int | None] | None:
+        """The first `if cupy is None: raise ...` anywhere in the module for a name the optional
+        import binds: its fallback (`cupy = None`) only defers the failure to the code that checks."""
+        if self._module_requirements is None:
+            self._module_requirements = [
+                (statement, f"if {self._text(statement.test)}: raise", self.placed.line(statement))
+                for statement in (descendants(self.ctx.module) if "raise" in self.ctx.text else ())
+                if isinstance(statement, cst.If) and self.judge.requirement(statement)]
+        names = bound_names(node)
+        for statement, text, line in self._module_requirements:
+            if any(n in names for n in _names_in(statement.test)):
+                return text, line
+        return None
 
     def _required(self, where: Where, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> None:
         found = self._requirements.get(id(block))
