@@ -14,6 +14,7 @@ Part of the plugin API (README, Extending: plugins): plugins import `ApiEntry` f
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
@@ -268,3 +269,10 @@ def catalogue_fingerprint() -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=16)
+def labelled_patterns(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """A catalogue table of label -> regular expression (`[cuda_source_features]`,
+    `[system_packages.patterns]`), compiled once: ((label, pattern), ...) in the table's order."""
+    return tuple((label, re.compile(pattern)) for label, pattern in table)

@@ -43,6 +43,11 @@ class Effect(StrEnum):
     RAISES = "raises"
 
 
+def cap_effect(effect: str) -> str:
+    """An effect where a fallback or the caller can step in: "raises" becomes "degrades"."""
+    return Effect.DEGRADES.value if effect == Effect.RAISES.value else effect
+
+
 CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
 SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity)
 

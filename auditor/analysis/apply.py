@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor import targets
 from auditor.analysis.placement import Where
-from auditor.model import Effect, Severity
+from auditor.model import Effect, Severity, cap_effect
 
 if TYPE_CHECKING:
     from auditor.catalogue import Catalogue
@@ -38,10 +38,6 @@ def render(template: str, fields: dict[str, Any]) -> str | None:
 
 
 join = targets.join  # "a", "a and b", "a, b and c"
-
-
-def _cap(effect: str) -> str:
-    return DEGRADES if effect == RAISES else effect
 
 
 def _at(line: int | None, before: str, after: str = "") -> str:
@@ -96,14 +92,14 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
                 if target in backend.covered:
                     effects[target] = WORKS  # its own sibling module serves it
                 elif falls_back:
-                    effects[target] = _cap(effects[target])  # falls back to the host's backend or the default
+                    effects[target] = cap_effect(effects[target])  # falls back to the host's backend or the default
             extra.update(_backend_fields(backend, catalogue))
         if where.feature is not None:  # the feature still fails where it raises: its own verdict says so
             names.append("feature")
             extra.update(feature=where.feature, feature_line=where.feature_line, runtime=where.runtime)
         if where.optional is not None:
             names.append("optional")
-            effects = {t: _cap(e) for t, e in effects.items()}
+            effects = {t: cap_effect(e) for t, e in effects.items()}
             extra.update(guard=where.optional, guard_line=where.optional_line, guard_at=_at(where.optional_line, ", "))
         skipped = [t for t in every if not where.condition.may_hold(t) or t in where.served_before]
         if skipped:
@@ -118,7 +114,7 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
                         or not where.condition.available or not where.condition.may_hold("nvidia")):
                     effects[target] = WORKS
                 else:
-                    effects[target] = _cap(effects[target])
+                    effects[target] = cap_effect(effects[target])
             if where.guard is not None:
                 runs = f"runs only where `{where.guard}` holds" + (f" (line {where.guard_line})" if where.guard_line else "")
             else:

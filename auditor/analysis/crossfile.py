@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from auditor import targets
 from auditor.catalogue import load_catalogue, load_table
-from auditor.model import Effect, Finding, Severity
+from auditor.model import Effect, Finding, Severity, cap_effect
 
 SOURCE_RULE = "cuda-source-file"
 BUILD_RULE = "cuda-extension-build"
@@ -54,7 +54,7 @@ def link_kernel_sources(findings: list[Finding]) -> list[Finding]:
 
 
 def _optional(finding: Finding, build: Finding | None, why: str = "") -> Finding:
-    effects = {t: (Effect.DEGRADES.value if e == Effect.RAISES.value else e) for t, e in finding.targets.items()}
+    effects = {t: cap_effect(e) for t, e in finding.targets.items()}
     severity = finding.severity
     if Severity(severity).rank > Severity.MINOR.rank:
         severity = Severity.MINOR.value  # catalogue 5.2: a blocker until there is a fallback, then minor

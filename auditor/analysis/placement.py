@@ -133,6 +133,12 @@ def _names_in(test: cst.BaseExpression) -> set[str]:
     return {n.value for n in descendants(test) if isinstance(n, cst.Name)}
 
 
+def _caller_chooses(where: Where, default: str, line: int | None, kind: str) -> None:
+    """A default its callers replace (`load(device=...)`): optional, guarded like an option."""
+    where.optional, where.optional_line, where.optional_kind = default, line, kind
+    where.kinds.add("option")
+
+
 def _is_dataclass(definition: cst.ClassDef) -> bool:
     """`@dataclass`, `@dataclasses.dataclass(frozen=True)`, attrs' `@define` / `@attr.s`: a class
     whose annotated fields are its constructor's parameters."""
@@ -388,13 +394,9 @@ class Placer:
         if function.name.value == "__init__" and owner is not None:
             name = f"{owner.name.value}({param.name.value}=...)"
         if reliance == "passed":
-            where.optional, where.optional_line = name, self._def_line(function)
-            where.optional_kind = "param"
-            where.kinds.add("option")
+            _caller_chooses(where, name, self._def_line(function), "param")
         elif reliance == "unnamed" and len(functions) == 1 and self._public(function, owner):
-            where.optional, where.optional_line = name, self._def_line(function)
-            where.optional_kind = "api"
-            where.kinds.add("option")
+            _caller_chooses(where, name, self._def_line(function), "api")
 
     def _legacy_handler(self, where: Where, handler: cst.ExceptHandler, statement: cst.CSTNode) -> None:
         """`try: torch.get_autocast_dtype(device) except (AttributeError, TypeError): ... assert device
@@ -402,7 +404,7 @@ class Placer:
         nothing to CUDA, so the CUDA code runs only on an older PyTorch that lacks that API."""
         if not isinstance(statement, (cst.Try, cst.TryStar)) or not _missing_api(handler.type):
             return
-        body = self.ctx.module.code_for_node(statement.body)
+        body = self._source(statement.body)  # sliced from the text, not generated again per finding
         if "(" not in body or _CUDA_WORDS.search(body):
             return
         where.optional, where.optional_line, where.optional_kind = _try_text(body), self.placed.line(statement), "legacy"
@@ -413,9 +415,8 @@ class Placer:
         judged as one (`_overridden_default`)."""
         reliance = self.uses.field_reliance(owner, field)
         if reliance == "passed" or (reliance == "unnamed" and self._public(None, owner)):
-            where.optional, where.optional_line = f"{owner.name.value}({field}=...)", self._def_line(owner)
-            where.optional_kind = "param" if reliance == "passed" else "api"
-            where.kinds.add("option")
+            _caller_chooses(where, f"{owner.name.value}({field}=...)", self._def_line(owner),
+                            "param" if reliance == "passed" else "api")
 
     def _public(self, function: cst.FunctionDef | None, owner: cst.ClassDef | None) -> bool:
         """A function or method other code imports and calls: in a package, not a test, named

@@ -80,19 +80,13 @@ class ModuleUses:
             return (sites[0].fallback or None,)
         return ()
 
-    def every_call_passes(self, function: cst.FunctionDef, param: cst.Param,
-                          owner: cst.ClassDef | None = None) -> bool:
-        """Whether the module calls the function, names it nowhere else, and every call passes
-        `param` (by keyword, or by position: a method called on an object skips `self`). An
-        `__init__`'s calls are its class's (`Loader(ds, device=d)`)."""
-        return self.default_reliance(function, param, owner) == "passed"
-
     def default_reliance(self, function: cst.FunctionDef, param: cst.Param,
                          owner: cst.ClassDef | None = None) -> str:
         """What the module does with a parameter's default: "passed" (it calls the function and
-        every call passes the parameter), "unnamed" (it names the function nowhere but its own
-        definition: only callers elsewhere decide) or "relied" (a call leaves it out, or the
-        function is used as a value, a callback or a registry entry, which may)."""
+        every call passes the parameter, by keyword or by position: a method called on an object
+        skips `self`, and an `__init__`'s calls are its class's), "unnamed" (it names the function
+        nowhere but its own definition: only callers elsewhere decide) or "relied" (a call leaves it
+        out, or the function is used as a value, a callback or a registry entry, which may)."""
         params = [*function.params.posonly_params, *function.params.params]
         position = next((i for i, p in enumerate(params) if p is param), None)
         if position is None and param not in function.params.kwonly_params:

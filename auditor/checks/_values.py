@@ -11,7 +11,7 @@ import libcst as cst
 from auditor.checks.base import Rule
 from auditor.context import PythonContext
 from auditor.python.syntax import name_of_target, string_value
-from auditor.python.tree import child_nodes
+from auditor.python.tree import child_nodes, descendants
 
 
 class ValueFlowRule(Rule):
@@ -96,7 +96,7 @@ class ValueFlowRule(Rule):
     def finish(self, ctx: PythonContext) -> None:
         functions = ctx.state[self.code + ":functions"]
         for function_name, name, literals in ctx.state[self.code + ":locals"]:
-            home = [f for f in functions.get(function_name, ()) if _holds(f, literals[0])]
+            home = [f for f in functions.get(function_name, ()) if any(n is literals[0] for n in descendants(f))]
             if len(home) == 1 and only_compared(home[0], name):
                 continue
             for literal in literals:
@@ -106,16 +106,6 @@ class ValueFlowRule(Rule):
             if name in used:
                 for literal in literals:
                     self.report_value(literal, ctx)
-
-
-def _holds(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
-    stack: list[cst.CSTNode] = [function]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(child_nodes(current))
-    return False
 
 
 def only_compared(function: cst.FunctionDef, name: str) -> bool:

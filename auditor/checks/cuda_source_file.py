@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from functools import lru_cache
 
+from auditor.catalogue import labelled_patterns
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
@@ -58,11 +58,6 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=8)
-def _compile(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((label, re.compile(pattern)) for label, pattern in table)
-
-
 class CudaSourceFile(Rule):
     fields = frozenset({"detail"})
     code = "LK401"
@@ -110,7 +105,7 @@ class CudaSourceFile(Rule):
         first = _KERNEL.search(code) or _CODE_LINE.search(code)
         line = bisect.bisect_right(line_starts(code), first.start()) if first else 1
         table = ctx.catalogue.table("kernel").get("cuda_source_features", {})
-        notable = [label for label, pattern in _compile(tuple(table.items())) if pattern.search(code)]
+        notable = [label for label, pattern in labelled_patterns(tuple(table.items())) if pattern.search(code)]
         parts = []
         if kernels:
             parts.append(f"{len(kernels)} kernel{'s' if len(kernels) != 1 else ''}")

@@ -1,17 +1,12 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
+from auditor.catalogue import labelled_patterns
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
 from auditor.readers.document import Command, Word, read_document
-
-
-@lru_cache(maxsize=8)
-def _compiled(patterns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((label, re.compile(pattern)) for label, pattern in patterns)
 
 
 class CudaSystemPackage(Rule):
@@ -58,7 +53,7 @@ class CudaSystemPackage(Rule):
     def check_file(self, ctx: FileContext) -> None:
         table = ctx.catalogue.table("packages").get("system_packages", {})
         managers = frozenset(table.get("managers", ()))
-        patterns = _compiled(tuple(table.get("patterns", {}).items()))
+        patterns = labelled_patterns(tuple(table.get("patterns", {}).items()))
         scripts = re.compile(table.get("scripts", r"$^"))
         for command in read_document(ctx).commands:
             for word, what in self._installed(command, managers, patterns, scripts):

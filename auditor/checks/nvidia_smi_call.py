@@ -5,7 +5,7 @@ import libcst as cst
 from auditor.checks._values import ValueFlowRule
 from auditor.checks.base import Invalid, Valid
 from auditor.context import FileContext, PythonContext
-from auditor.model import Category, Severity
+from auditor.model import Category, Severity, cap_effect
 from auditor.python.syntax import callee_name, is_message_call, string_value
 from auditor.readers.document import read_document
 from auditor.targets import effect_fields
@@ -120,7 +120,7 @@ class NvidiaSmiCall(ValueFlowRule):
     def _looks_for(self) -> dict:
         """`shutil.which("nvidia-smi")` runs nothing: where the tool is missing it returns None, and
         the code that asked goes on without it (what it then runs is reported where it runs)."""
-        effects = {t: ("degrades" if e == "raises" else e) for t, e in self.effects().items()}
+        effects = {t: cap_effect(e) for t, e in self.effects().items()}
         where = effect_fields(effects)["degrading_targets"]
         return {"does": "Looks for", "__effects": effects,
                 "outcome": f"on {where} it finds nothing, so whatever needs the tool is skipped there"}
