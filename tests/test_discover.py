@@ -86,6 +86,19 @@ def test_parent_gitignore_up_to_repository_root(tmp_path):
     assert found(tmp_path / "src" / "pkg") == ["ok.py"]
 
 
+def test_named_folder_ignored_from_above_is_still_scanned(tmp_path):
+    # As ruff and ripgrep: a folder the user names is read even when a .gitignore above ignores
+    # it (bench/.corpus/ listed in the project's .gitignore once hid a whole benchmark set);
+    # the patterns still apply inside it, and --force-exclude leaves it out as git would.
+    (tmp_path / ".git").mkdir()
+    make(tmp_path, {".gitignore": "bench/.corpus/\n*.log.py\n", "bench/.corpus/set/a.py": "",
+                    "bench/.corpus/set/sub/b.py": "", "bench/.corpus/set/c.log.py": ""})
+    named = tmp_path / "bench" / ".corpus" / "set"
+    assert found(named) == ["a.py", "sub/b.py"]
+    assert found(named, force_exclude=True) == []
+    assert found(tmp_path) == []
+
+
 def test_parent_gitignore_ignored_outside_a_repository(tmp_path):
     # Without a .git folder there is no repository root, so folders above the scan do not apply.
     make(tmp_path, {".gitignore": "*.py\n", "proj/a.py": ""})

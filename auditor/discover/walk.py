@@ -44,8 +44,9 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
              excludes: tuple[str, ...] = (), stamp: bool = False, force_exclude: bool = False) -> Discovery:
     """Files under `paths` (files or directories), sorted by display path (relative to `root`).
     With `stamp`, a walk of directories also records what it depended on (`Discovery.stamps`).
-    Files named explicitly are read whatever their name says, unless `force_exclude` applies the
-    excludes and .gitignore to them too (pre-commit names every file it hands over)."""
+    Paths named explicitly are read whatever their name says or a .gitignore above them ignores
+    (as ruff and ripgrep do: the user asked for them), unless `force_exclude` applies the excludes
+    and .gitignore to them too (pre-commit names every file it hands over)."""
     found = Discovery()
     seen: set[str] = set()
     stamps: list[list] | None = [] if stamp else None
@@ -59,7 +60,7 @@ def discover(paths: list[str], root: str, respect_gitignore: bool = True,
     explicit = ExplicitFiles(tuple(excludes), respect_gitignore) if force_exclude else None
     for given in paths:
         if os.path.isdir(given):
-            walk = _Walk(root, found, add, respect_gitignore, Excludes(tuple(excludes)), stamps)
+            walk = _Walk(root, found, add, respect_gitignore, Excludes(tuple(excludes)), stamps, force_exclude)
             walk.run(os.path.abspath(given))
             stamps = walk.stamps if walk.reusable else None
         else:
@@ -81,7 +82,8 @@ class _Walk:
     """One directory tree: an explicit stack, so deep trees never hit the recursion limit."""
 
     def __init__(self, root: str, found: Discovery, add: Callable[[str, str, str], None],
-                 respect_gitignore: bool, excludes: Excludes, stamps: list[list] | None = None) -> None:
+                 respect_gitignore: bool, excludes: Excludes, stamps: list[list] | None = None,
+                 force_exclude: bool = False) -> None:
         self.root = root
         self.found = found
         self.add = add
@@ -89,6 +91,7 @@ class _Walk:
         self.excludes = excludes
         self.stamps = stamps  # recorded when the caller may reuse this walk
         self.reusable = True  # False once the walk met something its stamps cannot cover
+        self.force_exclude = force_exclude  # a named folder ignored from above is then left out
         self.top = root  # the folder this walk scans (set by run)
         self._real_top: str | None = None
 
@@ -102,8 +105,9 @@ class _Walk:
         if self.ignore is not None:
             load_parents(self.ignore, top, self.stamps)
             repo = repository_root(top)
-            if repo is not None and self.ignore.layers and self.ignore.ignored_within(top, True, repo):
-                return  # the folder named is itself ignored from above: as git, nothing in it counts
+            if (self.force_exclude and repo is not None and self.ignore.layers
+                    and self.ignore.ignored_within(top, True, repo)):
+                return  # the folder named is itself ignored from above, and the caller said to honour that
         # (directory, its display prefix, .gitignore layers that apply above it)
         stack: list[tuple[str, str, int]] = [(top, prefix, len(self.ignore.layers) if self.ignore else 0)]
         while stack:
