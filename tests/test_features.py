@@ -263,3 +263,29 @@ def test_trap_a_scripts_main_importing_a_runtime_is_the_program_not_a_feature(tm
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/gpus.py": main}, capsys)
     (device,) = [f for f in document["findings"] if f["rule"] == "LK101"]
     assert device["context"] is None  # an entry point's body is the program, never called here or not
+
+
+LAZY_GLOBAL = ("import torch\n\n_fwd = None\n\n\ndef _ensure_flash_mla():\n    global _fwd\n"
+               "    if _fwd is not None:\n        return\n    from flash_mla import flash_mla_sparse_fwd as f\n"
+               "    _fwd = f\n\n\ndef sparse_attention(q, k, v):\n    _ensure_flash_mla()\n"
+               "    out, lse = _fwd(q, k, v)\n    return out\n")
+
+
+def test_a_global_a_loader_function_binds_lazily_is_that_loaders_feature(tmp_path, capsys):
+    # Megatron's FlashMLA: `_fwd = None`, set by `_ensure_flash_mla()` (the only import), called later
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/attn.py": LAZY_GLOBAL}, capsys)
+    found = [f for f in document["findings"] if f["rule"] == "LK409"]
+    assert [f["line"] for f in found] == [10, 16]
+    assert all(f["context"] == "feature" and "`_ensure_flash_mla()` (line 6)" in f["message"] for f in found)
+    assert document["verdicts"]["rocm"]["verdict"] == "runs-degraded"
+
+
+def test_trap_a_global_bound_at_the_top_or_by_a_function_without_the_import_is_the_main_path(tmp_path, capsys):
+    # the loader does not import the runtime: the global comes from the module's top-level import
+    eager = ("import torch\nfrom flash_mla import flash_mla_sparse_fwd\n\n_fwd = None\n\n\ndef _ensure():\n"
+             "    global _fwd\n    _fwd = flash_mla_sparse_fwd\n\n\ndef lazy_elsewhere():\n"
+             "    from flash_mla import flash_mla_sparse_fwd as g\n    return g\n\n\n"
+             "def sparse_attention(q, k, v):\n    _ensure()\n    return flash_mla_sparse_fwd(q, k, v)\n")
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/attn.py": eager}, capsys)
+    main_path = [f for f in document["findings"] if f["rule"] == "LK409" and f["context"] != "feature"]
+    assert main_path and document["verdicts"]["rocm"]["verdict"] == "fails"

@@ -348,7 +348,7 @@ class Placer:
         if functions and where.optional is None and where.required is None:
             self._called_under_fallback(where, functions[-1])
         if self.lazy and functions and where.feature is None:  # the innermost (a choice by name) names it
-            self._feature(where, functions, fields)
+            self._feature(where, functions, fields, node)
         if where.feature is None and where.optional is None:  # a feature's signature is the feature's
             if default is not None and functions:
                 self._overridden_default(where, functions, default, owner)
@@ -466,12 +466,16 @@ class Placer:
         where.optional, where.optional_line, where.optional_kind = self._text(node.left), self.placed.line(node), "fallback"
         where.kinds.add("option")
 
-    def _feature(self, where: Where, functions: list[cst.FunctionDef], fields: dict[str, Any]) -> None:
+    def _feature(self, where: Where, functions: list[cst.FunctionDef], fields: dict[str, Any],
+                 node: cst.CSTNode) -> None:
         """A use of a runtime only functions import, inside the function that imports it (or a
-        function nested in it): an opt-in feature, named for that function."""
+        function nested in it), or through the module global such a function binds: an opt-in
+        feature, named for that function."""
         api = str(fields.get("api") or fields.get("module") or "")
         runtime = next((name for name in self.lazy if api == name or api.startswith(name + ".")), None)
         home = None if runtime is None else next((f for f in functions if self._imports_in(f, runtime)), None)
+        if home is None and runtime is not None:
+            home = self._loader(runtime, node)
         if home is None and runtime is None and where.optional is None:
             # Any other tie in such a function (`def to_tensorrt(self, default_device="cuda")`) is
             # the feature's too, when nothing at the module's top calls it, not even a `__main__`
@@ -579,6 +583,22 @@ class Placer:
         if self.ctx.qualify(func) in choices.get("platforms", ()):
             return None  # `sys.platform == "linux"`: where the code runs, not a backend it picks
         return "/".join(texts)
+
+    def _loader(self, runtime: str, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The module-level function that imports the runtime into the global the node reads
+        (`_fwd = None` at the top; `def _ensure(): global _fwd; from flash_mla import f as _fwd`):
+        the name holds the runtime only once that function ran, so its uses are its feature's."""
+        root = node.func if isinstance(node, cst.Call) else node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name) or "global" not in self.ctx.text:
+            return None
+        declares = re.compile(rf"^[ \t]*global[ \t][^\n]*\b{re.escape(root.value)}\b", re.MULTILINE)
+        for statement in self.ctx.module.body:
+            if isinstance(statement, cst.FunctionDef) and self._imports_in(statement, runtime) \
+                    and declares.search(self.ctx.module.code_for_node(statement.body)) is not None:
+                return statement
+        return None
 
     def _imports_in(self, scope: cst.FunctionDef, runtime: str) -> bool:
         """Whether the function itself imports the runtime: a use of a name a module-level
