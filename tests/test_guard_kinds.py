@@ -358,7 +358,8 @@ def test_a_setting_above_a_config_exec_is_a_default_the_user_replaces(scan_sourc
     assert device.context == "optional" and device.guard == "option" and device.targets["cpu"] == "degrades"
     assert "the default of the `device` setting, which `exec(...)` (line 5)" in device.message
     assert by_line(result, "LK301")[2].context == "optional"
-    assert by_line(result, "LK201")[4].context is None  # a check that computes a value is no written-out setting
+    # a check that computes a value is no written-out setting: it is the ternary's guard
+    assert by_line(result, "LK201")[4].context == "guarded"
     assert_main_path([late])  # trap: assigned after the exec, nothing replaces it
 
 
@@ -379,3 +380,21 @@ def test_code_under_a_launchers_variable_runs_only_in_that_launch_mode(scan_sour
         assert found[line].targets["cpu"] == "degrades" and "multi-process launch" in found[line].message
     assert "`ddp` (line 3)" in found[4].message
     assert_main_path([found[8]])  # trap: rank zero, or a plain run (the default 0): the main path
+
+
+# -- an availability check that decides a branch is the guard itself --------------------------------
+
+def test_an_availability_check_deciding_a_branch_is_the_guard_and_keeps_its_effects(scan_source):
+    src = ("import torch\n"
+           "if torch.cuda.is_available():\n    torch.manual_seed(0)\n"
+           "has_gpu = torch.cuda.is_available()\n"
+           "n = 8 if not torch.cuda.is_available() else 2\n"
+           "while torch.cuda.is_available() and n:\n    n -= 1\n"
+           "configure(gpu=torch.cuda.is_available())\n"
+           "flags = [torch.cuda.is_available(), n]\n")
+    found = by_line(scan_source({"train.py": src}), "LK201")
+    for line in (2, 4, 5, 6):
+        assert found[line].context == "guarded" and found[line].guard == "availability", line
+        assert found[line].targets["tpu"] == "degrades" and found[line].severity == "major", line
+    assert found[8].context is None  # trap: an argument, not a test
+    assert found[9].context is None  # trap: one item of a value, not the whole value

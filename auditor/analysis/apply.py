@@ -125,12 +125,15 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
             extra.update(runs=runs, outcome=_outcome(skipped, where, kept, effects))
     if not names:
         served = [t for t in every if t in where.siblings and effects[t] != WORKS]
-        if not served:
+        # `if torch.cuda.is_available():` is the guard itself: its branch, not the main path, is CUDA's
+        check = where.check and rule.name in catalogue.table("contexts").get("checks", {}).get("rules", ())
+        if not served and not check:
             return Applied(None, base, severity, message, suggestion)
         for target in served:  # the test of a dispatch chain: those targets take their own branch
             effects[target] = WORKS
-        noun = f"{join(served)} {'have their' if len(served) > 1 else 'has its'} own branch"
-        return Applied(None, effects, _severity(rule.severity, base, effects), f"{message} Here {noun}.", suggestion)
+        noun = f" Here {join(served)} {'have their' if len(served) > 1 else 'has its'} own branch." if served else ""
+        return Applied("guarded" if check else None, effects, _severity(rule.severity, base, effects),
+                       f"{message}{noun}", suggestion, "availability" if check else None)
     severity = _severity(rule.severity, base, effects)
     order = catalogue.table("contexts").get("order", [])
     names.sort(key=lambda n: order.index(n) if n in order else len(order))

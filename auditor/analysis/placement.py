@@ -70,6 +70,9 @@ class Where:
     feature_line: int | None = None
     runtime: str | None = None  # the runtime only that function imports
     feature_kind: str = "function"  # "choice": the branch of a choice by name (`elif ENGINE == "triton":`)
+    # the node decides a branch: in the test of an if, a ternary or a while, or the whole value
+    # of a name (`has_gpu = torch.cuda.is_available()`): an availability check there is the guard
+    check: bool = False
 
     @classmethod
     def of_file(cls, facts: FileFacts, display_file: bool = False, integration: str | None = None) -> Where:
@@ -288,6 +291,10 @@ class Placer:
                 index = self._left_run(ancestors, index)  # the `and`/`or` above say nothing about it
                 child = ancestors[index]
                 continue
+            if kind in (cst.If, cst.IfExp, cst.While) and child is parent.test:
+                where.check = True
+            elif kind is cst.Assign and child is parent.value and child is node:
+                where.check = True
             if kind is cst.If:
                 self._if(where, parent, child, ancestors, index)
                 if child is parent.body and where.feature is None:
