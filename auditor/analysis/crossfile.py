@@ -10,6 +10,9 @@ A module of the project is as optional as its imports: when every import of it t
 (the project's own GPU modules are: context `own-package`) sits under a fallback or a guard
 (whisper's `try: from .triton_ops import ...` in timing.py), its failures degrade instead.
 
+A per-device dispatch's CUDA branch is not taken on a target no dispatch of the project chooses:
+there the project's device value is the host's (Lightning on XPU trains on the CPU).
+
 An NVIDIA-only dependency is as required as its imports: when every import of it the scan reports is
 optional (mamba's quack-kernels, imported only by a module mamba3.py imports under try/except), the
 package installs unused where that code is skipped."""
@@ -67,6 +70,40 @@ def _optional(finding: Finding, build: Finding | None, why: str = "") -> Finding
                                                  f"({build.path}:{build.line}): where it is missing, the fallback "
                                                  "runs instead."),
         suggestion=f"Already optional: keep the fallback tested on every target. {finding.suggestion}")
+
+
+def link_unchosen_targets(findings: list[Finding]) -> list[Finding]:
+    """`findings` with the CUDA branch of each per-device dispatch that has a host branch
+    (`flag if flag in ("cpu", "mps") else "cuda"`) degrading, not raising, on the targets no dispatch
+    of the scan gives a branch: the project never chooses their device, so a machine with one takes
+    the host's branch (Lightning, which ships no XPU accelerator, trains on the CPU there)."""
+    dispatches = [f for f in findings if "dispatch" in (f.guard or "").split("+") and "test" not in _contexts(f)]
+    if not dispatches:
+        return findings  # the common case
+    hosts = targets.with_role("host")
+    # a branch serves a target where the dispatch tells targets apart: one whose code works
+    # everywhere (an XLA-only block, skipped elsewhere) serves none in particular
+    chosen = {t for f in dispatches if set(f.targets.values()) != {Effect.WORKS.value}
+              for t, effect in f.targets.items() if effect == Effect.WORKS.value}
+    linked = []
+    for finding in findings:
+        if "dispatch" in (finding.guard or "").split("+") and "test" not in _contexts(finding) \
+                and hosts and all(finding.targets.get(h) == Effect.WORKS.value for h in hosts):
+            unchosen = [t for t, e in finding.targets.items() if e == Effect.RAISES.value and t not in chosen]
+            if unchosen:
+                finding = _unchosen(finding, unchosen, hosts)
+        linked.append(finding)
+    return linked
+
+
+def _unchosen(finding: Finding, unchosen: list[str], hosts: tuple[str, ...]) -> Finding:
+    effects = {t: (cap_effect(e) if t in unchosen else e) for t, e in finding.targets.items()}
+    severity = finding.severity
+    if Effect.RAISES.value not in effects.values() and Severity(severity).rank > Severity.MINOR.rank:
+        severity = Severity.MINOR.value  # nothing raises any more: as a guarded tie
+    text = load_table("contexts").get("unchosen", {}).get("message", "{targets}: no dispatch of the project chooses them.")
+    message = text.format(targets=targets.displays(unchosen), host=targets.displays(list(hosts)))
+    return replace(finding, targets=effects, severity=severity, message=f"{finding.message} {message}")
 
 
 _FROM = re.compile(r"\s*from\s+(\.*)([\w.]*)\s+import\s+\(?\s*([\w\s,]*)")

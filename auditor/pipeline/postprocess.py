@@ -4,7 +4,7 @@ Per file, inside the Runtime: the file's suppression comments are applied in its
 syntax, and those that silence nothing are reported (LK001, `unused-suppression`).
 Per scan, after the cache: the files' results merged; a finding reported twice (a file included by
 two requirement files) kept once; CUDA sources linked to the build that compiles them
-(auditor.analysis.crossfile); NVIDIA images given "works" where another Dockerfile serves the
+and dispatch branches on targets no dispatch chooses (auditor.analysis.crossfile); NVIDIA images given "works" where another Dockerfile serves the
 target (auditor.analysis.alternatives); then per-file-ignores and severity overrides, which are
 cheap and must not invalidate the cached results when they change. A file's result holds at most
 MAX_FINDINGS_PER_FILE findings (`capped`), and whatever its check raised is its error entry
@@ -19,7 +19,12 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from auditor.analysis.alternatives import with_alternatives
-from auditor.analysis.crossfile import link_dependency_uses, link_kernel_sources, link_optional_modules
+from auditor.analysis.crossfile import (
+    link_dependency_uses,
+    link_kernel_sources,
+    link_optional_modules,
+    link_unchosen_targets,
+)
 from auditor.config import nearest
 from auditor.discover.kinds import BY_NAME as KINDS_BY_NAME
 from auditor.model import MAX_FINDINGS_PER_FILE, OMITTED, Edit, FileError, FileResult, Finding, Fix, omitted_error
@@ -95,8 +100,8 @@ def collect(outcome: ScanResult, results: list[FileResult], served: set[str] | N
         outcome.errors.extend(result.errors)
         outcome.suppressed.extend(result.suppressed)
     # A file included by two requirement files reports its findings once.
-    outcome.findings = sorted(link_dependency_uses(link_optional_modules(link_kernel_sources(list(set(outcome.findings))))),
-                              key=Finding.sort_key)
+    linked = link_optional_modules(link_kernel_sources(list(set(outcome.findings))))
+    outcome.findings = sorted(link_unchosen_targets(link_dependency_uses(linked)), key=Finding.sort_key)
     if outcome.findings:
         outcome.findings = with_alternatives(outcome.findings, served)
     outcome.errors.sort()
