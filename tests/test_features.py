@@ -289,3 +289,23 @@ def test_trap_a_global_bound_at_the_top_or_by_a_function_without_the_import_is_t
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/attn.py": eager}, capsys)
     main_path = [f for f in document["findings"] if f["rule"] == "LK409" and f["context"] != "feature"]
     assert main_path and document["verdicts"]["rocm"]["verdict"] == "fails"
+
+
+XLA_STEP = ("import torch\n\n\ndef train_step(model, batch):\n    return model(batch).sum()\n\n\n"
+            "def xla_step(model, batch, optimizer):\n    import torch_xla.core.xla_model as xm\n\n"
+            "    loss = model(batch).sum()\n    xm.optimizer_step(optimizer)\n    return loss\n")
+
+
+def test_a_feature_only_xla_targets_run_is_their_own_path_and_costs_the_others_nothing(tmp_path, capsys):
+    # ignite's and lightning's TPU steps: ROCm, MPS and the CPU do not lose what only TPU runs
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/step.py": XLA_STEP}, capsys)
+    (package,) = [c for c in document["components"] if c["name"] == "lib"]
+    (feature,) = package["features"]
+    assert feature["verdicts"]["tpu"] != "fails" and feature["verdicts"]["rocm"] == "fails"
+    for target in ("rocm", "mps", "cpu"):
+        assert document["verdicts"][target]["verdict"] == "runs", target
+
+
+def test_trap_a_tensorrt_feature_still_degrades_every_target(tmp_path, capsys):
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": EXPORT}, capsys)
+    assert all(document["verdicts"][t]["verdict"] == "runs-degraded" for t in ("rocm", "tpu", "cpu"))

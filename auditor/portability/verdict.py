@@ -6,7 +6,8 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
   without a sibling for it); test-only and demo-block findings never fail a verdict;
 - `runs-degraded`: nothing fails, but something silently stops (AMP off, memory stats at 0, a
   skipped CUDA path, a minor tie that raises such as monitoring);
-- `runs`: nothing is lost;
+- `runs`: nothing is lost (an opt-in feature that is another target's own path, such as an XLA
+  strategy, is not lost by skipping it);
 - `unknown`: nothing fails, but files the auditor failed on (internal errors) may hold what would:
   a run that missed files never says `runs`.
 
@@ -72,6 +73,15 @@ class Feature:
     def to_dict(self) -> dict:
         return {"name": self.name, "rule": self.rule, "path": self.path, "line": self.line, "verdicts": dict(self.verdicts)}
 
+    @property
+    def another_targets_path(self) -> bool:
+        """An XLA strategy, an MPS-only helper: a feature that runs only on targets taking no CUDA
+        calls (the host aside) is their own path, which no other target loses by skipping it.
+        Triton, which also runs on ROCm, is a GPU path the others do lose."""
+        runs = [target for target, verdict in self.verdicts.items() if verdict != FAILS]
+        return bool(runs) and all(not targets.has_role(t, "accepts-cuda-calls") and not targets.has_role(t, "host")
+                                  for t in runs)
+
 
 def features(findings: list[Finding]) -> list[Feature]:
     """The opt-in features among `findings`, one per (file, rule), in path order."""
@@ -120,7 +130,7 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
             continue
         losing = [f for f in shipped if f.targets.get(target) == "degrades"
                   or (f.targets.get(target) == "raises" and not is_feature(f))]
-        lost = [feature for feature in opt_in if feature.verdicts[target] == FAILS]
+        lost = [feature for feature in opt_in if feature.verdicts[target] == FAILS and not feature.another_targets_path]
         if lost:  # the features that fail here, first: "2 features are NVIDIA-only: ..."
             first = lost[0]
             names = ", ".join(f"{feature.name} ({feature.path}:{feature.line})" for feature in lost[:3])
