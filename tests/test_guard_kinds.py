@@ -5,6 +5,8 @@ package module's `if __name__ == "__main__":` demo block."""
 
 from __future__ import annotations
 
+import pytest
+
 from auditor.portability.verdict import verdicts
 
 OTHERS = ("tpu", "trainium", "mps", "xpu")
@@ -380,6 +382,30 @@ def test_code_under_a_launchers_variable_runs_only_in_that_launch_mode(scan_sour
         assert found[line].targets["cpu"] == "degrades" and "multi-process launch" in found[line].message
     assert "`ddp` (line 3)" in found[4].message
     assert_main_path([found[8]])  # trap: rank zero, or a plain run (the default 0): the main path
+
+
+
+def test_a_module_global_read_from_a_launchers_variable_is_that_launch_mode(scan_source):
+    src = ("import os, torch\n"
+           "LOCAL_RANK = int(os.getenv('LOCAL_RANK', '-1'))\n"
+           "if LOCAL_RANK != -1:\n    torch.cuda.set_device(LOCAL_RANK)\n")
+    found = by_line(scan_source({"train.py": src}), "LK203")[4]
+    assert found.context == "optional" and found.guard == "option" and found.targets["cpu"] == "degrades"
+    assert "`LOCAL_RANK != -1` (line 3)" in found.message
+
+
+@pytest.mark.parametrize("files", [
+    # trap: assigned twice, the test reads the last value, not the launcher's
+    {"train.py": "import os, torch\nLOCAL_RANK = int(os.getenv('LOCAL_RANK', '-1'))\nLOCAL_RANK = 3\n"
+                 "if LOCAL_RANK != -1:\n    torch.cuda.set_device(LOCAL_RANK)\n"},
+    # trap: an imported name's value is another file's; nothing here says what it holds
+    {"train.py": "import torch\nfrom utils import LOCAL_RANK\nif LOCAL_RANK != -1:\n    torch.cuda.set_device(0)\n"},
+    # trap: the default is not the value tested against, so a plain run takes the branch
+    {"train.py": "import os, torch\nLOCAL_RANK = int(os.getenv('LOCAL_RANK', '0'))\n"
+                 "if LOCAL_RANK != -1:\n    torch.cuda.set_device(0)\n"},
+])
+def test_trap_a_global_not_followed_to_a_launchers_variable(files, scan_source):
+    assert_main_path(by_line(scan_source(files), "LK203").values())
 
 
 # -- an availability check that decides a branch is the guard itself --------------------------------

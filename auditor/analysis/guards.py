@@ -460,7 +460,17 @@ class Judge:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and len(node.args) == 1 \
                 and node.func.value in ("int", "bool", "str", "strtobool"):
             return self._env_name(node.args[0].value)
-        return None
+        value = self._only_value(node)
+        return None if value is None else self._env_name(value)
+
+    def _only_value(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The one value the file assigns a plain name (`LOCAL_RANK = int(os.getenv("LOCAL_RANK", "-1"))`
+        at the top, then `if LOCAL_RANK != -1:`); None for an import, a parameter or a name assigned
+        more than once."""
+        if not isinstance(node, cst.Name) or self.ctx.qualify(node) not in (None, node.value):
+            return None  # an import (`from utils import LOCAL_RANK`): its value is another file's
+        values = self.ctx.assigned.get(node.value, ())
+        return values[0] if len(values) == 1 and values[0] is not None and values[0] is not node else None
 
     def _env(self, node: cst.BaseExpression, name: str | None = None) -> Truth:
         """A variable set in the environment (`"CUDA_HOME" in os.environ`, `os.getenv("FORCE_CUDA")`):
@@ -559,7 +569,8 @@ class Judge:
             return self._lookup_default(node.args[0].value)
         if isinstance(node, cst.Call) and len(node.args) == 2 and self.ctx.qualify(node.func) in self.vocab.env_lookups:
             return node.args[1].value
-        return None
+        value = self._only_value(node)
+        return None if value is None else self._lookup_default(value)
 
     def _count(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> Truth:
         """`torch.cuda.device_count() > 0` (a device exists) or `> 1` (several may)."""
@@ -703,13 +714,14 @@ class Judge:
 
 
 def _same_value(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-    """Two literals that read the same (`-1` and `-1`, `"0"` and `'0'`)."""
-    text_a, text_b = string_value(a), string_value(b)
-    if text_a is not None or text_b is not None:
-        return text_a == text_b
-    number = (cst.Integer, cst.UnaryOperation, cst.Name)
-    return isinstance(a, number) and isinstance(b, number) and cst.Module([]).code_for_node(a) == \
-        cst.Module([]).code_for_node(b)
+    """Two literals that read the same (`-1` and `-1`, `"0"` and `'0'`, and `"-1"` and `-1`: a lookup's
+    string default read through `int(...)`)."""
+    if isinstance(a, cst.Name) or isinstance(b, cst.Name):  # `None`, `True`: the same name only
+        return isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value
+    number = (cst.Integer, cst.UnaryOperation)
+    text_a, text_b = (string_value(v) if string_value(v) is not None else
+                      cst.Module([]).code_for_node(v) if isinstance(v, number) else None for v in (a, b))
+    return text_a is not None and text_b is not None and text_a.strip() == text_b.strip()
 
 
 def _flag_kind(name: str) -> str:
