@@ -15,8 +15,8 @@ from auditor.readers import Located, Requirement
 from auditor.readers.dependencies import read_dependencies
 
 SCOPE_NOTE = (" Nothing is reported in a requirements file or folder, extra or dependency group named for CUDA "
-              "(requirements/cuda.txt, requirements-cu121.txt, extra `cuda`): that is where CUDA-only "
-              "dependencies belong.")
+              "(requirements/cuda.txt, requirements-cu121.txt, extra `cuda`) or for TensorRT "
+              "(requirements/trt_llm.txt): that is where CUDA-only dependencies belong.")
 DEPENDENCY_KINDS = frozenset({"requirements", "pyproject", "setup-cfg", "setup-py", "conda", "dockerfile", "shell",
                               "notebook"})
 # Kinds whose own file name can say "the CUDA variant" (Dockerfile.cuda, environment-cuda.yml, install_cu121.sh).

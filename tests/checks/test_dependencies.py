@@ -242,11 +242,13 @@ def test_setup_cfg(scan_source):
     text = ("[metadata]\nname = x\ndescription = pycuda helpers\n\n[options]\ninstall_requires =\n    torchvision\n"
             "    torch==2.0.1+cu117\n    # pycuda\nsetup_requires = triton==2.0.0\n"
             "dependency_links = https://download.pytorch.org/whl/cu117\n\n[options.extras_require]\n"
-            "trt =\n    tensorrt; platform_system == \"Linux\"\n")
+            "trt =\n    tensorrt; platform_system == \"Linux\"\n"
+            "serve =\n    pycuda\n")
     result = scan_source({"setup.cfg": text}, select=["LK5"])
     assert not result.errors
+    # the extra named for TensorRT is where its runtime belongs (scoped); another extra's pycuda is reported
     assert _found(result) == [("setup.cfg", 8, "LK501"), ("setup.cfg", 10, "LK507"), ("setup.cfg", 11, "LK502"),
-                              ("setup.cfg", 15, "LK505")]
+                              ("setup.cfg", 17, "LK505")]
 
 
 def test_malformed_setup_cfg(scan_source):
@@ -261,7 +263,7 @@ def test_one_bad_setup_cfg_line_keeps_the_other_dependencies(scan_source):
     """configparser dropped the whole file for one unreadable line; each bad line is now its own
     error and every other dependency still counts, at its own position."""
     text = ("[options]\ninstall_requires =\n    pycuda\nthis line is not an option\n"
-            "setup_requires =\n    cupy-cuda12x  # gpu\n[options.extras_require]\ntrt = tensorrt\n")
+            "setup_requires =\n    cupy-cuda12x  # gpu\n[options.extras_require]\nfast = tensorrt\n")
     result = scan_source({"setup.cfg": text}, select=["LK5"])
     assert _found(result) == [("setup.cfg", 3, "LK505"), ("setup.cfg", 6, "LK504"), ("setup.cfg", 8, "LK505")]
     assert [(e.kind, e.message.split(":")[0]) for e in result.errors] == [("parse", "line 4")]
@@ -278,7 +280,7 @@ from setuptools import setup as make
 
 BASE = ["numpy", "torch"]
 GPU = BASE + ["xformers"]
-EXTRAS = {"trt": ["tensorrt"]}
+EXTRAS = {"fast": ["tensorrt"]}
 EXTRAS["mon"] = ["pynvml"]
 BASE.append("pycuda")
 
@@ -372,9 +374,16 @@ def test_index_option_on_a_requirement_line(scan_source):
     {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["flash-attn; extra == \'cuda\'"]\n'},
     {"setup.cfg": "[options.extras_require]\ncuda =\n    xformers\n"},
     {"setup.py": "from setuptools import setup\nsetup(extras_require={'cu118': ['cupy-cuda11x']})\n"},
+    {"requirements/trt_llm.txt": "tensorrt_llm==0.17\nnvidia-modelopt\n"},  # an NVIDIA-only runtime's own list
+    {"requirements-tensorrt.txt": "tensorrt==10.0\n"},
 ])
 def test_cuda_scoped_places_are_not_lock_in(files, scan_source):
     assert scan_source(files, select=["LK5"]).findings == []
+
+
+@pytest.mark.parametrize("name", ["requirements/start.txt", "requirements-strtools.txt", "requirements/portrait.txt"])
+def test_trap_trt_inside_another_word_is_no_tensorrt_scope(name, scan_source):
+    assert _found(scan_source({name: "tensorrt==10.0\n"}, select=["LK5"])) == [(name, 1, "LK505")]
 
 
 def test_cuda_guarded_setup_py_branch(scan_source):
