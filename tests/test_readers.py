@@ -440,3 +440,17 @@ def test_notebook_positions_in_every_format(tmp_path, capsys, monkeypatch, fmt, 
     out = capsys.readouterr().out
     for part in expected:
         assert part in out, (part, out[:2000])
+
+
+def test_a_config_setting_is_a_default_a_run_overrides(scan_source):
+    text = "device: cuda\ntrainer:\n  dist_backend: nccl\n"
+    result = scan_source({"configs/train.yaml": text, "tests/configs/smoke.yaml": "device: cuda\n",
+                          "train.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
+    device, backend = (f for f in result.findings if f.path == "configs/train.yaml")
+    for finding in (device, backend):
+        assert finding.context == "optional" and finding.guard == "option", finding
+        assert finding.targets["tpu"] == "degrades" and "a setting in this config file" in finding.message
+    smoke = next(f for f in result.findings if f.path.startswith("tests/"))
+    assert smoke.context == "test+optional"  # trap: a test's config stays the tests'
+    code = next(f for f in result.findings if f.path == "train.py")
+    assert code.context is None and code.targets["tpu"] == "raises"  # trap: code is no setting

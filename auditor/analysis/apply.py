@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from auditor.checks.base import Rule
 
 WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAISES.value
-# What makes a finding optional when no test does: an extra's dependency, an integration module.
-_OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration"}
+# What makes a finding optional when no test does: an extra's dependency, an integration module,
+# a config file's setting (the run picks the config and overrides its values).
+_OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration", "setting": "option"}
 _PRIMARY = ("redundant", "own-package", "display", "backend-module", "feature", "optional", "guarded")
 
 

@@ -43,5 +43,7 @@ class ConfigValueRule(Rule):
                         ctx.findings.append(ctx.make_finding(
                             self, key.line, key.column, node.end_line, node.end_column,
                             {"key": ".".join(path), "value": node.value, "what": row["what"],
-                             "instead": row["instead"]}))
+                             "instead": row["instead"],
+                             # a config is what a run picks and overrides: the value is a default
+                             "__optional": ("setting", ".".join(path))}))
                         break
