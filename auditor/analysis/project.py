@@ -8,7 +8,8 @@ which files a run scans, so a pre-commit batch and a full run agree):
   its src/, plus the distribution name), so a GPU library's imports of itself are not "use of a
   GPU-only library";
 - the compiled extension modules its setup.py builds with `CUDAExtension(...)`, so importing them
-  is reported as the CUDA tie it is;
+  is reported as the CUDA tie it is, and whether its build files build for HIP too (a CUDA kernel
+  with inline PTX fails on ROCm unless someone ported it);
 - backend modules: a module or folder named for CUDA beside siblings named for other devices
   (platforms/cuda.py beside platforms/xpu.py), read from the folder listing.
 
@@ -66,6 +67,7 @@ class FileFacts:
     extensions: frozenset[str] = frozenset()  # compiled extensions its CUDAExtension builds define
     backend: BackendModule | None = None
     gpu_library: bool = False  # the project is itself a GPU library (its own GPU modules are inventory)
+    hip_build: bool = False  # its setup.py / CMakeLists.txt build for ROCm too (`torch.version.hip`, hipcc)
     # A fix run only: the project's device owner (auditor/fix/device_owner.py) and this file's path
     # relative to the scanned root, which decide how the device rewrites reach the owner.
     device_owner: DeviceOwner | None = None
@@ -87,6 +89,8 @@ class FileFacts:
             parts.append(f"own={_joined(self.own)};gpu={int(self.gpu_library)}{where}")
         if self.extensions:
             parts.append(f"ext={','.join(sorted(self.extensions))}")
+        if self.hip_build:
+            parts.append("hip")
         if self.backend is not None:
             parts.append(f"backend={self.backend.module}:{','.join(sorted(self.backend.covered))}:"
                          f"{','.join(self.backend.others)}:{self.backend.default}:{self.backend.serves}")
@@ -151,7 +155,7 @@ class ProjectInfo:
     # holds an __init__.py or a setup.py is known without a stat (None: ask the file system).
     known: list[str] | tuple[str, ...] | None = field(default=None, repr=False)
     _folders: dict[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)  # folder -> (package, project root)
-    _projects: dict[str, tuple[frozenset[str], frozenset[str], bool]] = field(default_factory=dict, repr=False)
+    _projects: dict[str, tuple[frozenset[str], frozenset[str], bool, bool]] = field(default_factory=dict, repr=False)
     _listings: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _facts: dict[tuple[str, str], FileFacts] = field(default_factory=dict, repr=False)
     # folder -> (the key its files share, whether the folder is named for CUDA, the CUDA words)
@@ -217,7 +221,8 @@ class ProjectInfo:
         """What every file of a folder shares: its package, the project's packages and extensions."""
         folder = os.path.abspath(folder)
         package, project = self._folder(folder)
-        own, extensions, gpu = self._project(project) if project is not None else (frozenset(), frozenset(), False)
+        own, extensions, gpu, hip = (self._project(project) if project is not None
+                                     else (frozenset(), frozenset(), False, False))
         if package:
             parts = package.split(".")
             if parts[0] not in own:  # a package the project root does not show (no marker above it)
@@ -226,7 +231,7 @@ class ProjectInfo:
                     top = os.path.dirname(top)
                 own = own | {parts[0]}
                 gpu = gpu or self._gpu_package(top, parts[0])
-        return FileFacts(package=package, own=own, extensions=extensions, gpu_library=gpu)
+        return FileFacts(package=package, own=own, extensions=extensions, gpu_library=gpu, hip_build=hip)
 
     def _compute(self, path: str, relative: str) -> FileFacts:
         shared = self._shared(os.path.dirname(path))
@@ -268,9 +273,9 @@ class ProjectInfo:
             self._listings[folder] = found
         return found
 
-    def _project(self, root: str) -> tuple[frozenset[str], frozenset[str], bool]:
-        """(own top-level packages, CUDA extension module names, whether it is a GPU library) of the
-        project at `root`."""
+    def _project(self, root: str) -> tuple[frozenset[str], frozenset[str], bool, bool]:
+        """(own top-level packages, CUDA extension module names, whether it is a GPU library, whether
+        it builds for HIP) of the project at `root`."""
         found = self._projects.get(root)
         if found is not None:
             return found
@@ -288,7 +293,7 @@ class ProjectInfo:
         if name:
             own.add(name)
         extensions = frozenset(self._extensions(root))
-        found = self._projects[root] = (frozenset(own), extensions, gpu or bool(extensions))
+        found = self._projects[root] = (frozenset(own), extensions, gpu or bool(extensions), self._hip_build(root))
         return found
 
     def _gpu_package(self, path: str, name: str) -> bool:
@@ -361,6 +366,18 @@ class ProjectInfo:
             if isinstance(name, str) and name:
                 return re.sub(r"[-.]+", "_", name).lower()
         return None
+
+    def _hip_build(self, root: str) -> bool:
+        """Whether the build files at `root` build for ROCm too (rules/kernel.toml [hip_build]); a test
+        that only refuses ROCm (`if torch.version.hip: raise ...`, on its line or the next) is no build."""
+        table = load_table("kernel").get("hip_build", {})
+        evidence, refusal = re.compile(table.get("evidence", r"$^")), re.compile(table.get("refusal", r"$^"))
+        for name in table.get("files", ()):
+            lines = [line for line in self._read(os.path.join(root, name)).splitlines() if line.strip()]
+            for at, line in enumerate(lines):
+                if evidence.search(line) and not any(refusal.search(text) for text in lines[at:at + 2]):
+                    return True
+        return False
 
     def _extensions(self, root: str) -> set[str]:
         text = self._read(os.path.join(root, "setup.py"))

@@ -8,6 +8,7 @@ from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
 from auditor.model import Category, Severity
 from auditor.read.text import line_starts
+from auditor.targets import effect_fields
 
 _START = re.compile(r"[\"'/]")  # where a literal or a comment may start
 _KERNEL = re.compile(r"__global__")
@@ -59,14 +60,14 @@ def strip_comments(text: str) -> str:
 
 
 class CudaSourceFile(Rule):
-    fields = frozenset({"detail"})
+    fields = frozenset({"detail", "port"})
     code = "LK401"
     name = "cuda-source-file"
     category = Category.KERNEL
     severity = Severity.BLOCKER
     subject = "This CUDA source file{detail}"
-    message = ("CUDA source file{detail}: it compiles only with nvcc, so this code exists only on NVIDIA "
-               "({degrading_targets} after a port) and raises on {raising_targets}.")
+    message = ("CUDA source file{detail}: it compiles only with nvcc, so this code exists only on NVIDIA{port} and "
+               "raises on {raising_targets}.")
     suggestion = ("Give the op a pure-PyTorch reference implementation registered with torch.library.custom_op and keep "
                   "this kernel as its \"cuda\" kernel; port it per target ({kernel_ports}) or use Triton through "
                   "torch.library.triton_op.")
@@ -75,7 +76,8 @@ class CudaSourceFile(Rule):
     what = ("Finds every `.cu` / `.cuh` file, once per file, at its first `__global__` kernel (else its first line of "
             "code). The message counts the kernels and names NVIDIA-only features it can spot cheaply: inline PTX "
             "(`asm volatile`), CUTLASS/CuTe includes, tensor-core MMA (wmma, mma.sync, wgmma), `__shfl_*_sync` "
-            "warp shuffles, cp.async/TMA, cuBLAS/cuDNN and CUB/Thrust.")
+            "warp shuffles, cp.async/TMA, cuBLAS/cuDNN and CUB/Thrust. A file with inline PTX, CUTLASS/CuTe, MMA or "
+            "cp.async/TMA raises on ROCm too unless the project's setup.py or CMakeLists.txt builds for HIP.")
     why = ("CUDA C++ only builds with nvcc. On ROCm, torch's BuildExtension hipifies the sources, but hipify has no "
            "CUTLASS/CuTe mappings, almost no cuDNN ones, and cannot port inline PTX, warp-size assumptions (AMD "
            "wavefronts are 64 wide) or Hopper/Blackwell instructions. TPU, Trainium, MPS, XPU and CPU need a rewrite "
@@ -112,4 +114,13 @@ class CudaSourceFile(Rule):
         if notable:
             parts.append("uses " + ", ".join(notable))
         detail = f" ({'; '.join(parts)})" if parts else ""
-        ctx.report_at(self, line, 1, detail=detail)
+        hip = ctx.catalogue.table("kernel").get("hip_build", {})
+        unported = set(notable) & set(hip.get("unported_features", ()))
+        if unported and not (ctx.facts is not None and ctx.facts.hip_build):
+            # hipify cannot port these and nothing in the project builds for HIP: ROCm fails as the others do
+            effects = {target: "raises" if target == hip.get("target") else effect
+                       for target, effect in self.effects().items()}
+            ctx.report_at(self, line, 1, detail=detail, port=", with no HIP build in this project to port it",
+                          __effects=effects)
+            return
+        ctx.report_at(self, line, 1, detail=detail, port=f" ({effect_fields(self.effects())['degrading_targets']} after a port)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 SETUP_PY = '''\
 import os
 from setuptools import setup
@@ -59,7 +61,38 @@ def test_cuda_file_is_reported_once_with_details(scan_source):
     for feature in ("inline PTX", "CUTLASS/CuTe", "__shfl_*_sync"):
         assert feature in message
     finding = next(f for f in result.findings if f.path == "csrc/ops.cu")
-    assert finding.severity == "blocker" and finding.targets["rocm"] == "degrades" and finding.targets["cpu"] == "raises"
+    # inline PTX and CuTe, and nothing here builds for HIP: hipify cannot port it, so ROCm fails too
+    assert finding.severity == "blocker" and finding.targets["rocm"] == "raises" and finding.targets["cpu"] == "raises"
+    assert "no HIP build in this project" in finding.message
+    header = next(f for f in result.findings if f.path == "csrc/common.cuh")
+    assert header.targets["rocm"] == "degrades" and "(ROCm after a port)" in header.message
+
+
+HIP_SETUP_PY = SETUP_PY.replace("ext = []\n", "ext = []\nflags = ['-DUSE_ROCM'] if torch.version.hip else []\n")
+
+
+def test_a_kernel_hipify_cannot_port_degrades_rocm_only_in_a_project_building_for_hip(scan_source):
+    result = scan_source({"setup.py": HIP_SETUP_PY, "csrc/ops.cu": KERNEL_CU})
+    finding = next(f for f in result.findings if f.rule == "LK401")
+    assert finding.targets["rocm"] == "degrades" and finding.targets["cpu"] == "raises"
+    assert "no HIP build" not in finding.message
+
+
+@pytest.mark.parametrize("files", [
+    # trap: the only HIP line refuses ROCm
+    {"setup.py": SETUP_PY.replace("ext = []\n", "ext = []\nif torch.version.hip:\n    raise RuntimeError('ROCm is not supported')\n")},
+    # trap: HIP named in a comment of another file, not in the build
+    {"setup.py": SETUP_PY, "README.md": "We may add a HIP build (torch.version.hip) later.\n"},
+])
+def test_trap_no_hip_build_leaves_an_unportable_kernel_failing_on_rocm(files, scan_source):
+    result = scan_source({**files, "csrc/ops.cu": KERNEL_CU})
+    assert next(f for f in result.findings if f.rule == "LK401").targets["rocm"] == "raises"
+
+
+def test_trap_warp_shuffles_alone_are_left_to_a_hipify_port(scan_source):
+    cu = "__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
+    finding = next(f for f in scan_source({"csrc/k.cu": cu}).findings if f.rule == "LK401")
+    assert finding.targets["rocm"] == "degrades"
 
 
 def test_binary_or_undecodable_cuda_file_is_an_error_not_a_crash(scan_source):
