@@ -28,6 +28,20 @@ def test_a_public_functions_device_default_nothing_here_calls_degrades(scan_sour
     assert "`make_loader(device=...)`" in f.message and "package API" in f.message
 
 
+def test_an_api_default_that_already_falls_back_works_where_the_caller_picks_the_device(scan_source):
+    code = ('import torch\n\ndef load(name, device="cuda" if torch.cuda.is_available() else "cpu"):\n'
+            '    return torch.jit.load(name, map_location=device)\n')
+    f = _one(scan_source, code, "LK103")
+    assert f.context == "optional" and f.guard == "option" and "`load(device=...)`" in f.message
+    assert f.targets["tpu"] == "works" and f.targets["mps"] == "works" and f.severity == "info"
+
+
+def test_trap_a_fallback_default_a_call_in_the_module_relies_on_still_degrades(scan_source):
+    code = ('import torch\n\ndef load(name, device="cuda" if torch.cuda.is_available() else "cpu"):\n'
+            '    return name\n\ndef build():\n    return load("m")\n')
+    assert _one(scan_source, code, "LK103").targets["tpu"] == "degrades"
+
+
 def test_trap_a_call_in_the_module_that_leaves_the_default_out_keeps_it_failing(scan_source):
     code = ('import torch\n\ndef make_loader(ds, device=torch.device("cuda")):\n    return ds\n\n'
             'def build(ds):\n    return make_loader(ds)\n')

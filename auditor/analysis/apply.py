@@ -18,6 +18,7 @@ WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAIS
 # What makes a finding optional when no test does: an extra's dependency, an integration module,
 # a config file's setting (the run picks the config and overrides its values).
 _OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration", "setting": "option"}
+_CALLER_KINDS = frozenset({"api", "param"})  # a parameter default the callers of a function replace
 _PRIMARY = ("redundant", "own-package", "display", "backend-module", "feature", "optional", "guarded")
 
 
@@ -100,7 +101,11 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
             extra.update(feature=where.feature, feature_line=where.feature_line, runtime=where.runtime)
         if where.optional is not None:
             names.append("optional")
-            effects = {t: cap_effect(e) for t, e in effects.items()}
+            # A default its callers replace that already falls back (`device="cuda" if
+            # torch.cuda.is_available() else "cpu"` in a package's `load()`): the caller picks the
+            # device, and one who does not still runs; a default that raises leaves them a flag to pass.
+            lenient = where.optional_kind in _CALLER_KINDS
+            effects = {t: WORKS if lenient and e == DEGRADES else cap_effect(e) for t, e in effects.items()}
             extra.update(guard=where.optional, guard_line=where.optional_line, guard_at=_at(where.optional_line, ", "))
         skipped = [t for t in every if not where.condition.may_hold(t) or t in where.served_before]
         if skipped:
