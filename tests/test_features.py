@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from auditor.cli import main
 
 PYPROJECT = '[project]\nname = "lib"\n'
@@ -309,3 +311,34 @@ def test_a_feature_only_xla_targets_run_is_their_own_path_and_costs_the_others_n
 def test_trap_a_tensorrt_feature_still_degrades_every_target(tmp_path, capsys):
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": EXPORT}, capsys)
     assert all(document["verdicts"][t]["verdict"] == "runs-degraded" for t in ("rocm", "tpu", "cpu"))
+
+
+# -- folders of experimental code ------------------------------------------------------------------
+CUDA_MODULE = "import torch\n\n\ndef step(x):\n    torch.cuda.synchronize()\n    return x.cuda()\n"
+
+
+def test_a_module_in_an_experimental_folder_is_an_opt_in_feature(tmp_path, capsys):
+    files = {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/core.py": "import torch\n",
+             "lib/prototype/__init__.py": "", "lib/prototype/fast.py": CUDA_MODULE,
+             "recipes/dev/train.py": CUDA_MODULE, "recipes/configs/dev/run.yaml": "device: cuda\n"}
+    document = report(tmp_path, files, capsys)
+    fast = [f for f in document["findings"] if f["path"] == "lib/prototype/fast.py"]
+    assert fast and all(f["context"] == "feature" and f["targets"]["cpu"] == "raises" for f in fast)
+    assert "is in `lib/prototype/`, a folder of experimental code" in fast[0]["message"]
+    assert all("feature" in f["context"] for f in document["findings"] if f["path"].startswith("recipes/"))
+    for target in ("cpu", "mps", "tpu"):
+        assert document["verdicts"][target]["verdict"] == "runs-degraded", target
+    (package,) = [c for c in document["components"] if c["name"] == "lib"]
+    assert {f["path"] for f in package["features"]} == {"lib/prototype/fast.py"}
+
+
+@pytest.mark.parametrize("path", [
+    "lib/devices/fast.py",  # trap: a word that only starts like one
+    "lib/fast_dev.py",  # trap: a module named for it, not a folder
+    "dev/fast.py",  # trap: a repository's top folder (its tooling) is a component, not a feature
+])
+def test_trap_no_experimental_folder_below_the_top(path, tmp_path, capsys):
+    files = {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/devices/__init__.py": "", path: CUDA_MODULE}
+    document = report(tmp_path, files, capsys)
+    found = [f for f in document["findings"] if f["path"] == path]
+    assert found and all("feature" not in (f["context"] or "") for f in found), found
