@@ -424,3 +424,37 @@ def test_an_availability_check_deciding_a_branch_is_the_guard_and_keeps_its_effe
         assert found[line].targets["tpu"] == "degrades" and found[line].severity == "major", line
     assert found[8].context is None  # trap: an argument, not a test
     assert found[9].context is None  # trap: one item of a value, not the whole value
+
+
+# -- the branch of a PyTorch version test that only an older release takes --------------------------
+
+def test_the_old_pytorch_branch_of_a_version_test_is_optional(scan_source):
+    src = ("import torch\nfrom packaging import version\nfrom accelerate.utils import is_torch_version\n"
+           "s = torch.Stream() if is_torch_version('>=', '2.7') else torch.cuda.Stream()\n"
+           "if not is_torch_greater_or_equal('2.6'):\n    torch.cuda.empty_cache()\n"
+           "if version.parse(torch.__version__) < version.parse('2.0'):\n    torch.cuda.manual_seed(0)\n"
+           "if torch.__version__ >= (2, 4):\n    pass\nelse:\n    torch.cuda.synchronize()\n"
+           "if TORCH_VERSION_AT_LEAST_2_5:\n    pass\nelse:\n    torch.cuda.synchronize()\n")
+    result = scan_source({"train.py": src})
+    found = [f for f in result.findings if f.rule.startswith("LK2")]
+    assert [f.line for f in found] == [4, 6, 8, 12, 16]
+    for f in found:
+        assert f.context == "optional" and f.guard == "fallback" and f.targets["cpu"] != "raises", f
+        assert "only an older PyTorch takes" in f.message
+    assert "`is_torch_version('>=', '2.7')` (line 4)" in found[0].message
+
+
+@pytest.mark.parametrize("test", [
+    "is_torch_version('>=', '3.5')",  # trap: newer than every target's PyTorch: the else may still run
+    "is_torch_version('==', '2.1')",  # trap: equality picks no side
+    "is_torch_version('>=', MIN_VERSION)",  # trap: the release is not written out
+    "my_version >= '2.4'",  # trap: not PyTorch's version
+])
+def test_trap_a_version_test_that_does_not_leave_cuda_to_an_old_pytorch(test, scan_source):
+    src = f"import torch\nif {test}:\n    pass\nelse:\n    torch.cuda.synchronize()\n"
+    assert_main_path(by_line(scan_source({"train.py": src}), "LK204").values())
+
+
+def test_trap_the_current_branch_of_a_version_test_stays_the_main_path(scan_source):
+    src = "import torch\nif is_torch_version('>=', '2.4'):\n    torch.cuda.synchronize()\n"
+    assert_main_path(by_line(scan_source({"train.py": src}), "LK204").values())

@@ -29,6 +29,7 @@ from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts, devices
 from auditor.analysis.project import config as project_config
 from auditor.analysis.seeds import redundant_seeding
 from auditor.analysis.uses import ModuleUses
+from auditor.analysis.versions import TorchVersions
 from auditor.catalogue import Catalogue
 from auditor.python.names import dotted_name, dotted_parts
 from auditor.python.syntax import callee_name, is_message_call, string_value
@@ -240,6 +241,7 @@ class Placer:
         self.judge = Judge(ctx)
         self.facts: FileFacts = getattr(ctx, "facts", None) or NO_FACTS
         table = ctx.catalogue.table("contexts")
+        self.versions = TorchVersions(table.get("torch_versions", {}), ctx.qualify)
         display = table.get("display", {})
         self.display_keywords = frozenset(display.get("keywords", ()))
         self.display_functions = re.compile(display.get("functions", r"$^"))
@@ -693,6 +695,8 @@ class Placer:
             # A script's main block is the program itself, and so is a package's __main__.py.
             where.demo = where.demo or (bool(self.facts.package) and not self.ctx.path.endswith("__main__.py"))
             return
+        if child is node.body or child is node.orelse:
+            self._old_torch(where, node.test, child is node.body)
         if child is node.body:
             self._narrow(where, self.judge.truth(node.test), node.test)
         elif child is node.orelse:
@@ -737,7 +741,19 @@ class Placer:
             served |= self._served(statement)
         return served
 
+    def _old_torch(self, where: Where, test: cst.BaseExpression, in_body: bool) -> None:
+        """The branch of a version test that only an older PyTorch takes (`torch.Stream() if
+        is_torch_version(">=", "2.7") else torch.cuda.Stream()`): every target runs a current one."""
+        if where.optional is not None:
+            return
+        branch = self.versions.branch(test)
+        if branch is not None and (branch == "old") == in_body:
+            where.optional, where.optional_line, where.optional_kind = self._text(test), self.placed.line(test), "old_torch"
+            where.kinds.add("fallback")
+
     def _ifexp(self, where: Where, node: cst.IfExp, child: cst.CSTNode) -> None:
+        if child is node.body or child is node.orelse:
+            self._old_torch(where, node.test, child is node.body)
         if child is node.body:
             self._narrow(where, self.judge.truth(node.test), node.test)
             where.covered |= self._served(node.orelse)
