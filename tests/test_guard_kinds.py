@@ -458,3 +458,35 @@ def test_trap_a_version_test_that_does_not_leave_cuda_to_an_old_pytorch(test, sc
 def test_trap_the_current_branch_of_a_version_test_stays_the_main_path(scan_source):
     src = "import torch\nif is_torch_version('>=', '2.4'):\n    torch.cuda.synchronize()\n"
     assert_main_path(by_line(scan_source({"train.py": src}), "LK204").values())
+
+
+# -- a literal that a later `if` of its block replaces -----------------------------------------------
+
+def test_a_literal_a_later_if_replaces_is_a_default(scan_source):
+    src = ("import torch\nimport torch.distributed as dist\n\n"
+           "def backend_for(device_type):\n    backend = 'nccl'\n"
+           "    if device_type in dist.Backend.default_device_backend_map:\n"
+           "        backend = dist.Backend.default_device_backend_map[device_type]\n    return backend\n\n"
+           "def pick(args):\n    device = 'cuda'\n    if args.cpu:\n        device = 'cpu'\n"
+           "    return torch.zeros(1, device=device)\n\n"
+           "device = 'cuda'\nif not torch.cuda.is_available():\n    device = 'cpu'\n")
+    result = scan_source({"train.py": src})
+    backend = by_line(result, "LK301")[5]
+    devices = by_line(result, "LK101")
+    for f in (backend, devices[11], devices[16]):
+        assert f.context == "optional" and f.guard == "option" and f.targets["cpu"] == "degrades", f
+    assert "the `if device_type in dist.Backend.default_device_backend_map` below (line 6)" in backend.message
+    assert "the `if args.cpu` below (line 12)" in devices[11].message
+
+
+@pytest.mark.parametrize("src", [
+    # trap: the replacement is CUDA too
+    "import torch\ndevice = 'cuda'\nif rank:\n    device = f'cuda:{rank}'\nx = torch.zeros(1, device=device)\n",
+    # trap: the `if` comes before the literal, which has the last word
+    "import torch\nif cpu:\n    device = 'cpu'\ndevice = 'cuda'\nx = torch.zeros(1, device=device)\n",
+    # trap: the `if` replaces another name
+    "import torch\ndevice = 'cuda'\nif cpu:\n    other = 'cpu'\nx = torch.zeros(1, device=device)\n",
+])
+def test_trap_a_literal_no_later_if_replaces_stays_the_main_path(src, scan_source):
+    found = [f for f in scan_source({"train.py": src}).findings if f.rule == "LK101" and "'cuda'" in f.snippet]
+    assert_main_path(f for f in found if f.snippet.startswith("device"))

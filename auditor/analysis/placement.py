@@ -95,6 +95,30 @@ def _is_main(test: cst.BaseExpression) -> bool:
     return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
         and any(string_value(s) == "__main__" for s in sides)
 
+def _assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The value of `name = value` when `statement` is that one assignment."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+            and small.targets[0].target.value == name:
+        return small.value
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+        return small.value
+    return None
+
+
+def _literal_assignment(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """The name `statement` assigns when its whole value is the string literal `node` (`backend = "nccl"`)."""
+    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) \
+            or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else \
+        small.target if isinstance(small, cst.AnnAssign) else None
+    return target.value if isinstance(target, cst.Name) and small.value is node else None
+
+
 def _is_exec(statement: cst.CSTNode) -> bool:
     """`exec(open('configurator.py').read())`: one argument, run in the module's own globals."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
@@ -316,6 +340,8 @@ class Placer:
             elif kind in (cst.IndentedBlock, cst.Module):
                 if kind is cst.Module and where.optional is None:
                     self._config_default(where, parent, child, node, ancestors, index)
+                if where.optional is None:
+                    self._replaced_default(where, parent, child, node)
                 self._after_exits(where, parent, child)
                 if where.required is None:
                     self._required(where, parent, child)
@@ -467,6 +493,31 @@ class Placer:
             where.optional, where.optional_kind = targets[0].value, "config"
             where.optional_line = self.placed.line(module.body[later[0]])
             where.kinds.add("option")
+
+    def _replaced_default(self, where: Where, block: cst.CSTNode, statement: cst.CSTNode, node: cst.CSTNode) -> None:
+        """`backend = "nccl"`, then `if device_type in backend_map: backend = backend_map[device_type]`
+        (torchtune), or `device = "cuda"` then `if args.cpu: device = "cpu"`: the literal is a default
+        that an `if` further down the same block replaces with a value that names no CUDA device."""
+        name = _literal_assignment(statement, node)
+        if name is None:
+            return
+        position = next((i for i, s in enumerate(block.body) if s is statement), None)
+        for later in block.body[position + 1:] if position is not None else ():
+            if isinstance(later, cst.If) and self._replaces(later, name):
+                where.optional, where.optional_line, where.optional_kind = self._text(later.test), self.placed.line(later), "replaced"
+                where.kinds.add("option")
+                return
+
+    def _replaces(self, chain: cst.If, name: str) -> bool:
+        """A branch of the chain assigns `name` a value other than a CUDA literal."""
+        branch: cst.If | cst.Else | None = chain
+        while branch is not None:
+            for statement in branch.body.body:
+                value = _assigned_value(statement, name)
+                if value is not None and not _CUDA_WORDS.search(self._source(value)):  # "cpu", a lookup; not f"cuda:{rank}"
+                    return True
+            branch = branch.orelse if isinstance(branch, cst.If) else None
+        return False
 
     def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
         """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
