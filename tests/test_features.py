@@ -320,8 +320,10 @@ CUDA_MODULE = "import torch\n\n\ndef step(x):\n    torch.cuda.synchronize()\n   
 def test_a_module_in_an_experimental_folder_is_an_opt_in_feature(tmp_path, capsys):
     files = {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/core.py": "import torch\n",
              "lib/prototype/__init__.py": "", "lib/prototype/fast.py": CUDA_MODULE,
-             "recipes/dev/train.py": CUDA_MODULE, "recipes/configs/dev/run.yaml": "device: cuda\n"}
+             "recipes/dev/train.py": CUDA_MODULE, "recipes/configs/dev/run.yaml": "device: cuda\n",
+             "tests/prototype/test_fast.py": CUDA_MODULE}
     document = report(tmp_path, files, capsys)
+    assert all(f["context"] == "test" for f in document["findings"] if f["path"].startswith("tests/"))
     fast = [f for f in document["findings"] if f["path"] == "lib/prototype/fast.py"]
     assert fast and all(f["context"] == "feature" and f["targets"]["cpu"] == "raises" for f in fast)
     assert "is in `lib/prototype/`, a folder of experimental code" in fast[0]["message"]

@@ -81,7 +81,7 @@ class Where:
                     display="in an environment report" if display_file else None)
         if integration is not None:
             where.optional, where.optional_kind = integration, "integration"
-        if facts.experimental:  # a module of an experimental folder: the user imports it by name
+        if facts.experimental and not facts.test:  # a module of an experimental folder: the user picks it by name
             where.feature, where.feature_kind = facts.experimental, "experimental"
         return where
 
