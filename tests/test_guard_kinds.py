@@ -490,3 +490,31 @@ def test_a_literal_a_later_if_replaces_is_a_default(scan_source):
 def test_trap_a_literal_no_later_if_replaces_stays_the_main_path(src, scan_source):
     found = [f for f in scan_source({"train.py": src}).findings if f.rule == "LK101" and "'cuda'" in f.snippet]
     assert_main_path(f for f in found if f.snippet.startswith("device"))
+
+
+# -- a branch only a profiling or debugging option turns on ------------------------------------------
+
+def test_a_branch_a_profiling_or_debugging_option_turns_on_is_optional(scan_source):
+    src = ("import torch\n\ndef step(self, args, rank):\n"
+           "    if args.profile:\n        torch.cuda.synchronize()\n"
+           "    if self.is_rank_zero and rank == 0 and self.profiler_profile_memory and rank < 3:\n"
+           "        torch.cuda.memory._record_memory_history(enabled=None)\n"
+           "    if cfg.debugMode:\n        torch.cuda.synchronize()\n")
+    result = scan_source({"train.py": src})
+    found = [f for f in result.findings if f.rule in ("LK204", "LK206")]
+    assert [f.line for f in found] == [5, 7, 9]
+    for f in found:
+        assert f.context == "optional" and f.guard == "option" and f.targets["tpu"] == "degrades", f
+    assert "the `self.profiler_profile_memory` option (line 6) turns on profiling or debugging" in found[1].message
+
+
+@pytest.mark.parametrize("test", [
+    "not args.debug",  # trap: the normal run takes this branch
+    "args.debug or rank",  # trap: an `or` runs without the option too
+    "torch.backends.cudnn.benchmark",  # trap: a torch setting, not the project's option
+    "args.mode == 'profile'",  # trap: a comparison, not a flag
+    "self.debugger_attached_count",  # trap: no such word alone (debugger is not debug)
+])
+def test_trap_no_diagnostic_option_decides_the_branch(test, scan_source):
+    src = f"import torch\n\ndef step(self, args, rank):\n    if {test}:\n        torch.cuda.synchronize()\n"
+    assert_main_path(by_line(scan_source({"train.py": src}), "LK204").values())

@@ -245,7 +245,8 @@ def vocabulary(catalogue: Catalogue) -> Vocabulary:
     return cached[1]
 
 
-_TOKENS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# The words of an identifier (`useCudaGraphs`, `profiler_profile_memory`), shared with placement.
+NAME_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _PACKAGE_FLAG = re.compile(r"(?i)^_?(?:has|have|use|enable|is)_(\w+?)(?:_(?:available|installed|imported))?$"
                            r"|^_?(\w+?)_(?:available|installed|imported|is_available)$")
 _CONSTANTS = frozenset({"True", "False", "None", "0", "1"})
@@ -329,7 +330,7 @@ class Judge:
             found = self._package(word) if word else None
             kind = "option" if last.lstrip("_").lower().startswith(("use_", "enable_")) else "package"
             return (found or OPTIONAL).of_kind(kind)
-        tokens = [t.lower() for t in _TOKENS.findall(last)]
+        tokens = [t.lower() for t in NAME_PARTS.findall(last)]
         if tokens and any(t in vocab.option_words or t.startswith("cuda") for t in tokens):
             platforms = next((vocab.words[t] for t in tokens if t in vocab.words), None) or vocab.words.get("cuda")
             if platforms is not None:
@@ -437,7 +438,7 @@ class Judge:
         -> NVIDIA and the targets that run CUDA calls; `HPUAccelerator` -> none), None when no part
         is a device word (rules/contexts.toml [guards.words], less [guards.instance] ignore)."""
         found: set[str] | None = None
-        for token in _TOKENS.findall(name):
+        for token in NAME_PARTS.findall(name):
             word = token.lower()
             if word not in self.vocab.words and token.isupper() and len(token) > 3:
                 # an acronym run (`XLAFSDPStrategy` -> "XLAFSDP"): the device word it starts with

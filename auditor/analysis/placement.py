@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from auditor import targets
-from auditor.analysis.guards import UNKNOWN, Judge, Truth
+from auditor.analysis.guards import NAME_PARTS, UNKNOWN, Judge, Truth
 from auditor.analysis.project import NO_FACTS, BackendModule, FileFacts, devices_beside, name_tokens
 from auditor.analysis.project import config as project_config
 from auditor.analysis.seeds import redundant_seeding
@@ -94,6 +94,13 @@ def _is_main(test: cst.BaseExpression) -> bool:
     sides = (test.left, test.comparisons[0].comparator)
     return any(isinstance(s, cst.Name) and s.value == "__name__" for s in sides) \
         and any(string_value(s) == "__main__" for s in sides)
+
+def _and_terms(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The terms of an `and` chain (the test itself when it is none)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_and_terms(test.left), *_and_terms(test.right)]
+    return [test]
+
 
 def _assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """The value of `name = value` when `statement` is that one assignment."""
@@ -266,6 +273,7 @@ class Placer:
         self.facts: FileFacts = getattr(ctx, "facts", None) or NO_FACTS
         table = ctx.catalogue.table("contexts")
         self.versions = TorchVersions(table.get("torch_versions", {}), ctx.qualify)
+        self._diagnostic_words = frozenset(table.get("guards", {}).get("options", {}).get("diagnostic", ()))
         display = table.get("display", {})
         self.display_keywords = frozenset(display.get("keywords", ()))
         self.display_functions = re.compile(display.get("functions", r"$^"))
@@ -749,6 +757,7 @@ class Placer:
         if child is node.body or child is node.orelse:
             self._old_torch(where, node.test, child is node.body)
         if child is node.body:
+            self._diagnostic(where, node.test)
             self._narrow(where, self.judge.truth(node.test), node.test)
         elif child is node.orelse:
             self._narrow(where, ~self.judge.truth(node.test), node.test, negated=True)
@@ -801,6 +810,27 @@ class Placer:
         if branch is not None and (branch == "old") == in_body:
             where.optional, where.optional_line, where.optional_kind = self._text(test), self.placed.line(test), "old_torch"
             where.kinds.add("fallback")
+
+    def _diagnostic(self, where: Where, test: cst.BaseExpression) -> None:
+        """`if args.profile:`, `if self.debug and rank == 0:`, `if cfg.profiler_profile_memory and ...:`:
+        a branch only a profiling or debugging option turns on (rules/contexts.toml [guards.options]
+        `diagnostic`) is optional; a normal run skips it. Not `not args.profile`, an `or`, or a torch
+        setting (`torch.backends.cudnn.benchmark`)."""
+        if where.optional is not None:
+            return
+        flag = next((term for term in _and_terms(test) if self._diagnostic_flag(term)), None)
+        if flag is not None:
+            where.optional, where.optional_line, where.optional_kind = self._text(flag), self.placed.line(test), "diagnostic"
+            where.kinds.add("option")
+
+    def _diagnostic_flag(self, term: cst.BaseExpression) -> bool:
+        if not isinstance(term, (cst.Name, cst.Attribute)):
+            return False
+        qualified = self.ctx.qualify(term)
+        if qualified is not None and qualified.split(".", 1)[0] == "torch":
+            return False
+        last = term.value if isinstance(term, cst.Name) else term.attr.value
+        return any(t.lower() in self._diagnostic_words for t in NAME_PARTS.findall(last))
 
     def _ifexp(self, where: Where, node: cst.IfExp, child: cst.CSTNode) -> None:
         if child is node.body or child is node.orelse:
