@@ -518,3 +518,38 @@ def test_a_branch_a_profiling_or_debugging_option_turns_on_is_optional(scan_sour
 def test_trap_no_diagnostic_option_decides_the_branch(test, scan_source):
     src = f"import torch\n\ndef step(self, args, rank):\n    if {test}:\n        torch.cuda.synchronize()\n"
     assert_main_path(by_line(scan_source({"train.py": src}), "LK204").values())
+
+
+# -- a function its module calls only under guards --------------------------------------------------
+
+def test_a_function_the_module_calls_only_under_guards_is_judged_under_them(scan_source):
+    src = ("import torch\n\ndef _pin(rank):\n    torch.cuda.set_device(rank)\n\n"
+           "def _sync():\n    torch.cuda.synchronize()\n\n"
+           "def _graphs():\n    torch.cuda.synchronize()\n\n"
+           "def main(args):\n    if torch.cuda.is_available():\n        _pin(0)\n"
+           "    if args.profile:\n        _sync()\n"
+           "    if args.use_cuda_graphs:\n        _graphs()\n    elif torch.cuda.is_available() and args.x:\n        _graphs()\n")
+    result = scan_source({"pkg/__init__.py": "", "pkg/train.py": src})
+    pin = by_line(result, "LK203")[4]
+    assert pin.context == "guarded" and pin.guard == "availability" and pin.targets["tpu"] == "degrades", pin
+    assert pin.targets["cpu"] != "raises" and "`torch.cuda.is_available()` holds (line 13)" in pin.message
+    sync, graphs = by_line(result, "LK204")[7], by_line(result, "LK204")[10]
+    assert sync.context == "optional" and "`args.profile` option (line 15)" in sync.message
+    assert graphs.targets["cpu"] != "raises" and graphs.context is not None, graphs  # both calls' guards: CUDA only
+
+
+@pytest.mark.parametrize("src", [
+    # trap: one call with no `if` around it
+    "import torch\n\ndef _pin():\n    torch.cuda.set_device(0)\n\ndef main(a):\n    if a:\n        _pin()\n    _pin()\n",
+    # trap: passed as a value, so who calls it and when is unknown
+    "import torch\n\ndef _pin():\n    torch.cuda.set_device(0)\n\ndef main(a):\n    if torch.cuda.is_available():\n"
+    "        _pin()\n    run(callback=_pin)\n",
+    # trap: a public function of a package: callers elsewhere may call it anywhere
+    "import torch\n\ndef pin():\n    torch.cuda.set_device(0)\n\ndef main(a):\n    if torch.cuda.is_available():\n        pin()\n",
+    # trap: the call sits in the `else` of the guard, which runs where the guard does not hold
+    "import torch\n\ndef _pin():\n    torch.cuda.set_device(0)\n\ndef main(a):\n    if not torch.cuda.is_available():\n"
+    "        pass\n    else:\n        _pin()\n",
+])
+def test_trap_a_function_not_called_only_under_guards_keeps_its_ties(src, scan_source):
+    found = by_line(scan_source({"pkg/__init__.py": "", "pkg/train.py": src}), "LK203")
+    assert_main_path([found[4]])

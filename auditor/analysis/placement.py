@@ -305,6 +305,7 @@ class Placer:
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
         self._entry_points = self._main_functions | frozenset(table.get("feature", {}).get("entry_points", ()))
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
+        self._guarded_calls: dict[int, list[cst.BaseExpression]] = {}  # function -> the tests its calls sit under
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
         self._module_requirements: list | None = None  # every `if x is None: raise` of the module (_raised_without)
 
@@ -392,6 +393,8 @@ class Placer:
         self._own(where, node, fields)
         if functions and where.optional is None and where.required is None:
             self._called_under_fallback(where, functions[-1])
+        if functions:
+            self._called_under_guards(where, functions[-1])
         if self.lazy and functions and where.feature is None:  # the innermost (a choice by name) names it
             self._feature(where, functions, fields, node)
         if where.feature is None and where.optional is None:  # a feature's signature is the feature's
@@ -424,6 +427,26 @@ class Placer:
         if found:
             where.optional, where.optional_line = f"try/except around {function.name.value}()", found[0]
             where.kinds.add("fallback")
+
+    def _called_under_guards(self, where: Where, function: cst.FunctionDef) -> None:
+        """`def _pin(rank): torch.cuda.set_device(rank)` that the module calls only under `if
+        torch.cuda.is_available():` (or an option, a profiling flag): the function runs where one of
+        those tests holds, as if its body sat under them. Only a private function, or any function of
+        a script: a public one of a package may have callers elsewhere."""
+        name = function.name.value
+        if name.startswith("__") or not (name.startswith("_") or not self.facts.package):
+            return
+        found = self._guarded_calls.get(id(function))
+        if found is None:
+            found = self._guarded_calls[id(function)] = self.uses.call_guards(function)
+        if not found:
+            return
+        truth = self.judge.truth(found[0])
+        for test in found[1:]:
+            truth = truth | self.judge.truth(test)
+        if len(found) == 1:
+            self._diagnostic(where, found[0])
+        self._narrow(where, truth, found[0])
 
     def _overridden_default(self, where: Where, functions: list[cst.FunctionDef], param: cst.Param,
                             owner: cst.ClassDef | None) -> None:

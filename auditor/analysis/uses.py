@@ -27,6 +27,7 @@ class Use:
     within: str  # the module-level function or class it is in ("" at module level)
     function: str = ""  # the innermost function it is in
     registry: str = ""  # the key it is listed under in a registry dict (`{"deepep": DeepEPDispatcher, ...}`)
+    guard: cst.BaseExpression | None = None  # the test of the innermost `if` whose body holds it
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,19 @@ class ModuleUses:
         uses = [*self.names().get(name, ()), *self._attributes.get(name, ())]
         return any(not use.conditional and use.function != name and use.function in main for use in uses)
 
+    def call_guards(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """The tests of the `if`s the module calls a module-level function under, when every use of it
+        is such a call (`if torch.cuda.is_available(): _pin(0)`); [] when one is not (a call with no
+        `if` around it, the function passed as a value, or only recursion)."""
+        name = function.name.value
+        if not self.top_level(function) or not self.named_again(name):
+            return []
+        uses = [use for use in self.names().get(name, ()) if use.within != name]
+        calls = [call for call in self._calls.get(name, ()) if not call.attribute]
+        if not uses or len(calls) != len(uses) or any(use.guard is None for use in uses):
+            return []
+        return [use.guard for use in uses if use.guard is not None]
+
     def module_uses(self, function: cst.FunctionDef) -> bool:
         """Whether the module's top level names the function (or `x.function`) at all, under a
         condition or not: an `if __name__ == "__main__": main()` runs it."""
@@ -212,7 +226,10 @@ class ModuleUses:
             elif kind is cst.If or kind is cst.IfExp or kind is cst.While:
                 stack.append((node.test, here))
                 other = Use(here.fallback, True, here.within, here.function)
-                stack.extend((child, other) for child in child_nodes(node) if child is not node.test)
+                guarded = Use(here.fallback, True, here.within, here.function, guard=node.test) \
+                    if kind is not cst.While else other
+                stack.extend((child, guarded if child is node.body else other)
+                             for child in child_nodes(node) if child is not node.test)
                 continue
             elif kind is cst.Dict:
                 self._registry(node, here, uses, stack)
