@@ -32,7 +32,7 @@ from auditor.analysis.uses import ModuleUses
 from auditor.analysis.versions import TorchVersions
 from auditor.catalogue import Catalogue
 from auditor.python.names import dotted_name, dotted_parts
-from auditor.python.syntax import callee_name, is_message_call, string_value
+from auditor.python.syntax import callee_name, is_message_call, name_of_target, string_value
 from auditor.python.tree import child_nodes, descendants
 
 if TYPE_CHECKING:
@@ -102,28 +102,33 @@ def _and_terms(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [test]
 
 
-def _assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
-    """The value of `name = value` when `statement` is that one assignment."""
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _single_assignment(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """(name, value) when `statement` is one assignment of a value to a plain name (`x = v`, `x: T = v`)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
-            and small.targets[0].target.value == name:
-        return small.value
-    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
-        return small.value
-    return None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        target = small.target
+    else:
+        return None
+    return (target.value, small.value) if isinstance(target, cst.Name) else None
+
+
+def _assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The value of `name = value` when `statement` is that one assignment."""
+    found = _single_assignment(statement)
+    return found[1] if found is not None and found[0] == name else None
 
 
 def _literal_assignment(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
     """The name `statement` assigns when its whole value is the string literal `node` (`backend = "nccl"`)."""
-    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) \
-            or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else \
-        small.target if isinstance(small, cst.AnnAssign) else None
-    return target.value if isinstance(target, cst.Name) and small.value is node else None
+    found = _single_assignment(statement) if isinstance(node, _STRINGS) else None
+    return found[0] if found is not None and found[1] is node else None
 
 
 def _is_exec(statement: cst.CSTNode) -> bool:
@@ -305,7 +310,8 @@ class Placer:
         self._main_functions = frozenset(("", *table.get("feature", {}).get("main_path", ())))  # "": the module's top
         self._entry_points = self._main_functions | frozenset(table.get("feature", {}).get("entry_points", ()))
         self._execs: list[int] | None = None  # the module's top-level `exec(...)` statements (_config_default)
-        self._guarded_calls: dict[int, list[cst.BaseExpression]] = {}  # function -> the tests its calls sit under
+        # function -> the tests its calls sit under and what they say together (_called_under_guards)
+        self._guarded_calls: dict[int, tuple[list[cst.BaseExpression], Truth]] = {}
         self._choices: dict[int, tuple] = {}  # an if's id -> (the name it picks, the module it imports) or ()
         self._module_requirements: list | None = None  # every `if x is None: raise` of the module (_raised_without)
 
@@ -438,15 +444,17 @@ class Placer:
             return
         found = self._guarded_calls.get(id(function))
         if found is None:
-            found = self._guarded_calls[id(function)] = self.uses.call_guards(function)
-        if not found:
+            tests = self.uses.call_guards(function)
+            truth = self.judge.truth(tests[0]) if tests else UNKNOWN
+            for test in tests[1:]:
+                truth = truth | self.judge.truth(test)
+            found = self._guarded_calls[id(function)] = (tests, truth)  # once per function, not per finding
+        tests, truth = found
+        if not tests:
             return
-        truth = self.judge.truth(found[0])
-        for test in found[1:]:
-            truth = truth | self.judge.truth(test)
-        if len(found) == 1:
-            self._diagnostic(where, found[0])
-        self._narrow(where, truth, found[0])
+        if len(tests) == 1:
+            self._diagnostic(where, tests[0])
+        self._narrow(where, truth, tests[0])
 
     def _overridden_default(self, where: Where, functions: list[cst.FunctionDef], param: cst.Param,
                             owner: cst.ClassDef | None) -> None:
@@ -507,21 +515,17 @@ class Placer:
         setting above it; the value is a default, like an option's."""
         if self._execs is None:
             self._execs = [i for i, s in enumerate(module.body) if _is_exec(s)]
-        if not self._execs or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        found = _single_assignment(statement) if self._execs else None
+        if found is None:
             return
-        small = statement.body[0]
-        if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
-            return
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-        if len(targets) != 1 or not isinstance(targets[0], cst.Name):
-            return
-        if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if not isinstance(node, _STRINGS):
             return  # a setting's value written out (`device = 'cuda'`), not a call computing it
-        in_value = node is small.value or (index + 3 < len(ancestors) and ancestors[index + 3] is small.value)
+        name, value = found
+        in_value = node is value or (index + 3 < len(ancestors) and ancestors[index + 3] is value)
         position = self.uses.position(statement)
         later = [i for i in self._execs if position is not None and i > position]
         if in_value and later:
-            where.optional, where.optional_kind = targets[0].value, "config"
+            where.optional, where.optional_kind = name, "config"
             where.optional_line = self.placed.line(module.body[later[0]])
             where.kinds.add("option")
 
@@ -852,8 +856,7 @@ class Placer:
         qualified = self.ctx.qualify(term)
         if qualified is not None and qualified.split(".", 1)[0] == "torch":
             return False
-        last = term.value if isinstance(term, cst.Name) else term.attr.value
-        return any(t.lower() in self._diagnostic_words for t in NAME_PARTS.findall(last))
+        return any(t.lower() in self._diagnostic_words for t in NAME_PARTS.findall(name_of_target(term) or ""))
 
     def _ifexp(self, where: Where, node: cst.IfExp, child: cst.CSTNode) -> None:
         if child is node.body or child is node.orelse:

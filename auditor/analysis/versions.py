@@ -15,7 +15,7 @@ from typing import Literal
 
 import libcst as cst
 
-from auditor.python.syntax import string_value
+from auditor.python.syntax import callee_name, name_of_target, string_value
 
 Branch = Literal["new", "old"]
 _FLIP = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}
@@ -53,8 +53,7 @@ class TorchVersions:
         if isinstance(test, cst.Call):
             return self._call(test)
         if isinstance(test, (cst.Name, cst.Attribute)):
-            name = test.value if isinstance(test, cst.Name) else test.attr.value
-            match = self.constants.fullmatch(name)
+            match = self.constants.fullmatch(name_of_target(test) or "")
             return (">=", (int(match.group(1)), int(match.group(2)))) if match else None
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             operator = _OPERATORS.get(type(test.comparisons[0].operator))
@@ -68,7 +67,7 @@ class TorchVersions:
         return None
 
     def _call(self, call: cst.Call) -> tuple[str, tuple[int, int]] | None:
-        name = _last_name(call.func)
+        name = callee_name(call)
         values = [arg.value for arg in call.args if arg.keyword is None]
         if name in self.comparing and len(values) == 2:  # is_torch_version(">=", "2.4")
             operator = string_value(values[0])
@@ -88,14 +87,6 @@ class TorchVersions:
                 return True
             stack.extend(current.children)
         return False
-
-
-def _last_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return None
 
 
 def _release(text: str) -> tuple[int, int] | None:
