@@ -255,6 +255,10 @@ def _phrases(catalogue: Catalogue, rules: tuple[Rule, ...] | list[Rule], plugin_
         if "degrades" in values and rule.name not in degrades and rule.name not in fails:
             problems.append(Problem("rules/verdicts.toml", f"[degrades] {rule.name}", "missing: the rule degrades on "
                                     "some target, and the verdict must say what is lost"))
+    known = {rule.name for rule in rules}
+    for name in table.get("slight", {}).get("rules", ()):
+        if name not in known:
+            problems.append(Problem("rules/verdicts.toml", f"[slight] {name!r}", "no loaded rule has this name"))
     return problems
 
 

@@ -1,6 +1,6 @@
 """Opt-in features (context `feature`): a function whose body is the only place a file imports an
-NVIDIA-only runtime fails on its own, and its component runs degraded instead of failing; a
-top-level import of the same runtime is the main path's and still fails it."""
+NVIDIA-only runtime fails on its own verdict, and its component runs as its main path does (the
+reasons name the feature); a top-level import of the same runtime is the main path's and still fails it."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def report(root: Path, files: dict[str, str], capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_a_lazy_tensorrt_export_is_a_feature_and_the_package_runs_degraded(tmp_path, capsys):
+def test_a_lazy_tensorrt_export_is_a_feature_and_the_package_runs_without_it(tmp_path, capsys):
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": EXPORT}, capsys)
     found = [f for f in document["findings"] if f["rule"] == "LK411"]
     assert found and all(f["context"] == "feature" for f in found)
@@ -41,7 +41,7 @@ def test_a_lazy_tensorrt_export_is_a_feature_and_the_package_runs_degraded(tmp_p
     assert all(f["targets"]["cpu"] == "raises" for f in found)  # the feature itself still fails there
     for target in ("rocm", "cpu", "tpu"):
         verdict = document["verdicts"][target]
-        assert verdict["verdict"] == "runs-degraded", target
+        assert verdict["verdict"] == "runs", target
         assert verdict["reasons"][0]["why"].startswith("1 feature is NVIDIA-only: the TensorRT runtime (lib/model.py:")
     (package,) = [c for c in document["components"] if c["name"] == "lib"]
     (feature,) = package["features"]
@@ -91,7 +91,7 @@ def test_a_step_builder_importing_apex_is_a_feature_its_nested_step_too(tmp_path
     found = [f for f in document["findings"] if f["path"] == "lib/engine.py" and f["line"] in (6, 11)]
     assert {f["line"] for f in found} == {6, 11} and all("feature" in f["context"].split("+") for f in found)
     assert all("`apex_training_step()`" in f["message"] for f in found)
-    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+    assert document["verdicts"]["cpu"]["verdict"] == "runs"
 
 
 def test_a_module_level_optional_import_used_in_a_function_is_no_feature(tmp_path, capsys):
@@ -127,7 +127,7 @@ def test_a_backend_chosen_by_name_is_a_feature_and_so_is_the_module_it_imports(t
     assert "imported only in the branch of a choice by name (lib/attn/__init__.py:9)" in kernels[0]["message"]
     for target in ("cpu", "tpu", "mps"):
         verdict = document["verdicts"][target]
-        assert verdict["verdict"] == "runs-degraded", target
+        assert verdict["verdict"] == "runs", target
         # Triton also runs on ROCm: the features fail here, they are not NVIDIA-only
         assert verdict["reasons"][0]["why"].startswith(f"2 features fail on {target.upper()}: "), target
     (package,) = [c for c in document["components"] if c["name"] == "lib"]
@@ -180,7 +180,7 @@ def test_a_backend_listed_by_name_in_a_registry_is_a_feature(tmp_path, capsys):
     assert all("feature" in f["context"].split("+") for f in found if f["line"] in (11, 12, 13))
     cuda = next(f for f in found if f["line"] == 13)  # not only the runtime's own uses: the whole backend
     assert "`DeepEPDispatcher` (line 9), which the module lists only as the `deepep` choice" in cuda["message"]
-    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+    assert document["verdicts"]["cpu"]["verdict"] == "runs"
 
 
 def test_trap_a_registered_backend_the_module_also_builds_directly_is_the_main_path(tmp_path, capsys):
@@ -210,7 +210,7 @@ def test_a_class_that_registers_itself_by_name_is_an_opt_in_backend(tmp_path, ca
     assert all(f["targets"]["cpu"] == "raises" for f in found)  # the backend itself still fails there
     assert "`GraphStrategy` (line 8), which registers itself in a registry by name (the `graph_find_unused` choice)" \
         in found[0]["message"]
-    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+    assert document["verdicts"]["cpu"]["verdict"] == "runs"
     # CUDA streams run on ROCm (HIP): a feature that fails on the CPU, not an NVIDIA-only one
     assert document["verdicts"]["cpu"]["reasons"][0]["why"].startswith("1 feature fails on CPU: CUDA streams or events")
 
@@ -224,7 +224,7 @@ def test_a_decorator_registration_with_its_key_is_one_too_but_not_a_keyless_one(
         document = report(tmp_path, files, capsys)
         (cuda,) = [f for f in document["findings"] if f["path"] == "lib/fast.py" and f["rule"] == "LK102"]
         assert (cuda["context"] == "feature") is feature, source
-        assert document["verdicts"]["cpu"]["verdict"] == ("runs-degraded" if feature else "fails")
+        assert document["verdicts"]["cpu"]["verdict"] == ("runs" if feature else "fails")
 
 
 def test_trap_a_class_registered_as_the_default_or_built_at_the_top_is_the_main_path(tmp_path, capsys):
@@ -251,7 +251,7 @@ def test_a_cuda_default_in_the_signature_of_a_feature_function_is_the_feature(tm
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": source}, capsys)
     (default,) = [f for f in document["findings"] if f["rule"] == "LK101"]
     assert default["context"] == "feature" and "`to_tensorrt()` (line 8)" in default["message"]
-    assert document["verdicts"]["cpu"]["verdict"] == "runs-degraded"
+    assert document["verdicts"]["cpu"]["verdict"] == "runs"
 
 
 def test_trap_a_scripts_main_importing_a_runtime_is_the_program_not_a_feature(tmp_path, capsys):
@@ -279,7 +279,7 @@ def test_a_global_a_loader_function_binds_lazily_is_that_loaders_feature(tmp_pat
     found = [f for f in document["findings"] if f["rule"] == "LK409"]
     assert [f["line"] for f in found] == [10, 16]
     assert all(f["context"] == "feature" and "`_ensure_flash_mla()` (line 6)" in f["message"] for f in found)
-    assert document["verdicts"]["rocm"]["verdict"] == "runs-degraded"
+    assert document["verdicts"]["rocm"]["verdict"] == "runs"
 
 
 def test_trap_a_global_bound_at_the_top_or_by_a_function_without_the_import_is_the_main_path(tmp_path, capsys):
@@ -308,9 +308,11 @@ def test_a_feature_only_xla_targets_run_is_their_own_path_and_costs_the_others_n
         assert document["verdicts"][target]["verdict"] == "runs", target
 
 
-def test_trap_a_tensorrt_feature_still_degrades_every_target(tmp_path, capsys):
+def test_a_tensorrt_feature_is_named_in_every_verdict_but_lowers_none(tmp_path, capsys):
     document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/model.py": EXPORT}, capsys)
-    assert all(document["verdicts"][t]["verdict"] == "runs-degraded" for t in ("rocm", "tpu", "cpu"))
+    for target in ("rocm", "tpu", "cpu"):  # the feature's own verdict fails; its package runs as it is
+        verdict = document["verdicts"][target]
+        assert verdict["verdict"] == "runs" and "feature" in verdict["reasons"][0]["why"], target
 
 
 # -- folders of experimental code ------------------------------------------------------------------
@@ -329,7 +331,7 @@ def test_a_module_in_an_experimental_folder_is_an_opt_in_feature(tmp_path, capsy
     assert "is in `lib/prototype/`, a folder of experimental code" in fast[0]["message"]
     assert all("feature" in f["context"] for f in document["findings"] if f["path"].startswith("recipes/"))
     for target in ("cpu", "mps", "tpu"):
-        assert document["verdicts"][target]["verdict"] == "runs-degraded", target
+        assert document["verdicts"][target]["verdict"] == "runs", target
     (package,) = [c for c in document["components"] if c["name"] == "lib"]
     assert {f["path"] for f in package["features"]} == {"lib/prototype/fast.py"}
 

@@ -449,7 +449,7 @@ def test_a_config_setting_is_a_default_a_run_overrides(scan_source):
     device, backend = (f for f in result.findings if f.path == "configs/train.yaml")
     for finding in (device, backend):
         assert finding.context == "optional" and finding.guard == "option", finding
-        assert finding.targets["tpu"] == "degrades" and "a setting in this config file" in finding.message
+        assert finding.targets["tpu"] == "works" and "a setting in this config file" in finding.message
     smoke = next(f for f in result.findings if f.path.startswith("tests/"))
     assert smoke.context == "test+optional"  # trap: a test's config stays the tests'
     code = next(f for f in result.findings if f.path == "train.py")

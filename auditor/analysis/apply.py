@@ -18,7 +18,10 @@ WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAIS
 # What makes a finding optional when no test does: an extra's dependency, an integration module,
 # a config file's setting (the run picks the config and overrides its values).
 _OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration", "setting": "option"}
-_CALLER_KINDS = frozenset({"api", "param"})  # a parameter default the callers of a function replace
+# Defaults the run overrides (README "Context"): a parameter default the callers of a function
+# replace, a command-line option's default, a config file's value, the fallback of `args.device or
+# "cuda"`. The user passes the device (`--device mps`), so the default itself loses nothing there.
+_OVERRIDABLE_KINDS = frozenset({"api", "param", "default", "config", "setting", "fallback"})
 _PRIMARY = ("redundant", "own-package", "display", "backend-module", "feature", "optional", "guarded")
 
 
@@ -45,6 +48,14 @@ join = targets.join  # "a", "a and b", "a, b and c"
 def _at(line: int | None, before: str, after: str = "") -> str:
     """", line 3" for a template, or nothing when the line is not known (never "line None")."""
     return f"{before}line {line}{after}" if line else ""
+
+
+def _another_targets_path(base: dict[str, str]) -> bool:
+    """The tie works only on targets that take no CUDA calls (the host aside): torch_xla on TPU and
+    Trainium. Code for those targets alone is theirs; the others lose nothing by skipping it."""
+    works = [t for t, e in base.items() if e == WORKS]
+    return bool(works) and all(not targets.has_role(t, "accepts-cuda-calls") and not targets.has_role(t, "host")
+                               for t in works)
 
 
 def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[str, str], message: str,
@@ -101,11 +112,14 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
             extra.update(feature=where.feature, feature_line=where.feature_line, runtime=where.runtime)
         if where.optional is not None:
             names.append("optional")
-            # A default its callers replace that already falls back (`device="cuda" if
-            # torch.cuda.is_available() else "cpu"` in a package's `load()`): the caller picks the
-            # device, and one who does not still runs; a default that raises leaves them a flag to pass.
-            lenient = where.optional_kind in _CALLER_KINDS
-            effects = {t: WORKS if lenient and e == DEGRADES else cap_effect(e) for t, e in effects.items()}
+            # A default the run overrides (`parser.add_argument("--device", default="cuda")`, a
+            # recipe's `device: cuda`, `load(device="cuda")` its callers replace) works where the user
+            # passes that target's device; an optional import of another target's own package (`try:
+            # import torch_xla`) loses nothing where it is missing, since that code is for its device.
+            overridable = where.optional_kind in _OVERRIDABLE_KINDS
+            elsewhere = _another_targets_path(base)
+            effects = {t: WORKS if overridable or (elsewhere and e == RAISES) else cap_effect(e)
+                       for t, e in effects.items()}
             extra.update(guard=where.optional, guard_line=where.optional_line, guard_at=_at(where.optional_line, ", "))
         skipped = [t for t in every if not where.condition.may_hold(t) or t in where.served_before]
         if skipped:

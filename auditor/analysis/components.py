@@ -98,6 +98,7 @@ class Layout:
 
     packages: dict[str, str]  # package folder (relative, POSIX) -> component name
     configured: tuple[Configured, ...] = ()
+    subprojects: frozenset[str] = frozenset()  # folders below the root with a build of their own
     rules: _Rules = field(default_factory=_rules)
     _memo: dict[str, str] = field(default_factory=dict, repr=False)
     _seen: dict[str, tuple[str, set[str]]] = field(default_factory=dict, repr=False)  # name -> (kind, paths)
@@ -153,10 +154,15 @@ class Layout:
             if pattern.match(base):
                 return kind, kind, relative
         if self.ships_package:
-            if base.endswith(self.rules.kernels):  # native sources the package's build compiles
+            # native sources the package's build compiles, unless a sub-project's own build does
+            # (liger_cute_kernels/ with its setup.py and CMakeLists.txt: another wheel)
+            if base.endswith(self.rules.kernels) and not self._in_subproject(parts):
                 return self._headline(relative)
             return OTHER, OTHER, parts[0] if len(parts) > 1 else relative
         return "programs", PROGRAM, parts[0] if len(parts) > 1 else relative
+
+    def _in_subproject(self, parts: list[str]) -> bool:
+        return any("/".join(parts[:depth]) in self.subprojects for depth in range(1, len(parts)))
 
     def _requirement_role(self, base: str) -> str | None:
         """The component a requirements file serves by its name (`requirements-test.txt`,
@@ -186,13 +192,18 @@ def _matches(relative: str, glob: str) -> bool:
         fnmatch.fnmatchcase(relative, glob + "/*")
 
 
+_BUILD_FILES = frozenset({"setup.py", "pyproject.toml"})  # a folder holding one builds a distribution of its own
+
+
 def layout_for(root: str, relatives: list[str], configured: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> Layout:
     """The layout of the repository at `root`, whose scanned files are `relatives` (POSIX, from
     root); `configured`: the settings' (name, kind, globs)."""
     bases: list[str] = ["src"]
     folders = _package_folders(root, relatives, bases)
+    builds = {r.rpartition("/")[0] for r in relatives if "/" in r and r.rpartition("/")[2].lower() in _BUILD_FILES}
     return Layout({folder: _dotted(folder, bases) for folder in folders},
-                  tuple(Configured(name, kind, tuple(globs)) for name, kind, globs in configured))
+                  tuple(Configured(name, kind, tuple(globs)) for name, kind, globs in configured),
+                  frozenset(builds))
 
 
 # -- the packages: what the packaging files at the root say, else the layout --------------------------

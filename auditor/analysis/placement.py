@@ -81,8 +81,8 @@ class Where:
                     display="in an environment report" if display_file else None)
         if integration is not None:
             where.optional, where.optional_kind = integration, "integration"
-        if facts.experimental and not facts.test:  # a module of an experimental folder: the user picks it by name
-            where.feature, where.feature_kind = facts.experimental, "experimental"
+        if facts.experimental and not facts.test:  # a module of an opt-in folder: the user picks it by name
+            where.feature, where.feature_kind = facts.experimental, facts.opt_in_kind
         return where
 
 

@@ -68,7 +68,8 @@ class FileFacts:
     backend: BackendModule | None = None
     gpu_library: bool = False  # the project is itself a GPU library (its own GPU modules are inventory)
     hip_build: bool = False  # its setup.py / CMakeLists.txt build for ROCm too (`torch.version.hip`, hipcc)
-    experimental: str = ""  # the folder of experimental modules it is in ("torchtune/dev"): an opt-in feature
+    experimental: str = ""  # the folder of opt-in modules it is in ("torchtune/dev", "composer/callbacks")
+    opt_in_kind: str = "experimental"  # what that folder holds: "experimental" code or "plugins" a run adds
     # A fix run only: the project's device owner (auditor/fix/device_owner.py) and this file's path
     # relative to the scanned root, which decide how the device rewrites reach the owner.
     device_owner: DeviceOwner | None = None
@@ -93,7 +94,7 @@ class FileFacts:
         if self.hip_build:
             parts.append("hip")
         if self.experimental:
-            parts.append(f"exp={self.experimental}")
+            parts.append(f"exp={self.experimental}:{self.opt_in_kind}")
         if self.backend is not None:
             parts.append(f"backend={self.backend.module}:{','.join(sorted(self.backend.covered))}:"
                          f"{','.join(self.backend.others)}:{self.backend.default}:{self.backend.serves}")
@@ -112,10 +113,11 @@ class _Config:
     test_files: re.Pattern
     cuda_words: frozenset[str]
     sibling_words: dict[str, str]  # word -> target, or "" for devices outside the targets
-    experimental: frozenset[str]  # folder names of experimental modules (dev/, prototype/, contrib/)
+    opt_in: dict[str, str]  # folder name -> what it holds: "experimental" (dev/, prototype/) or "plugins" (callbacks/)
 
 
 _CONFIGS: dict[int, tuple[dict, _Config]] = {}
+_OPT_IN_KINDS = ("experimental", "plugins")  # rules/contexts.toml [feature.<kind>] folders
 
 
 def _config(table: dict) -> _Config:
@@ -131,7 +133,8 @@ def _config(table: dict) -> _Config:
         test_files=re.compile(test.get("files", r"$^")),
         cuda_words=frozenset(backend.get("cuda", ("cuda",))) | frozenset(backend.get("gpu", ())),
         sibling_words=words,
-        experimental=frozenset(table.get("feature", {}).get("experimental", {}).get("folders", ())),
+        opt_in={name: kind for kind in _OPT_IN_KINDS
+                for name in table.get("feature", {}).get(kind, {}).get("folders", ())},
     )
 
 
@@ -237,18 +240,20 @@ class ProjectInfo:
                 own = own | {parts[0]}
                 gpu = gpu or self._gpu_package(top, parts[0])
         return FileFacts(package=package, own=own, extensions=extensions, gpu_library=gpu, hip_build=hip,
-                         experimental=self._experimental(folder))
+                         **self._opt_in(folder))
 
-    def _experimental(self, folder: str) -> str:
-        """The folder of experimental modules (rules/contexts.toml [feature.experimental]) that
-        `folder` is in, below the scan root's top folders ("torchtune/dev", "recipes/dev"); "" if none.
-        A top folder is a component of its own (a repository's dev/ tooling), not a feature."""
+    def _opt_in(self, folder: str) -> dict[str, str]:
+        """The folder of opt-in modules (rules/contexts.toml [feature.experimental], [feature.plugins])
+        that `folder` is in, below the scan root's top folders ("torchtune/dev", "composer/callbacks"),
+        as FileFacts fields; none if it is in none. A top folder is a component of its own (a
+        repository's dev/ tooling), not a feature."""
         parts = self._relative(os.path.join(folder, "x")).split("/")[:-1]
-        names = config().experimental
+        names = config().opt_in
         for at in range(1, len(parts)):
-            if parts[at].lower() in names:
-                return "/".join(parts[:at + 1])
-        return ""
+            kind = names.get(parts[at].lower())
+            if kind is not None:
+                return {"experimental": "/".join(parts[:at + 1]), "opt_in_kind": kind}
+        return {}
 
     def _compute(self, path: str, relative: str) -> FileFacts:
         shared = self._shared(os.path.dirname(path))

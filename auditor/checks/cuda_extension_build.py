@@ -4,11 +4,13 @@ import re
 
 import libcst as cst
 
+from auditor import targets
 from auditor.checks._kernel import KernelApiRule, literal_strings
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
 from auditor.python.syntax import keyword, positional, string_value
+from auditor.targets import effect_fields
 
 EXT = "torch.utils.cpp_extension."
 _CUDA_FILE = re.compile(r"\.cuh?$")
@@ -22,14 +24,13 @@ _BUILD_STRING = re.compile(
 
 
 class CudaExtensionBuild(KernelApiRule):
-    fields = KernelApiRule.fields | {"short"}
+    fields = KernelApiRule.fields | {"short", "port"}
     code = "LK402"
     name = "cuda-extension-build"
     category = Category.KERNEL
     severity = Severity.BLOCKER
     subject = "`{short}`"
-    message = ("`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA ({degrading_targets} "
-               "after a port) and raise on {raising_targets}.")
+    message = "`{short}`: a CUDA C++ extension build (nvcc), so these ops exist only on NVIDIA{port} and raise on {raising_targets}."
     suggestion = "{replacement}"
     min_torch = "2.7"
     supersedes = ("LK402",)
@@ -98,22 +99,22 @@ class CudaExtensionBuild(KernelApiRule):
         names = [alias.name.value for alias in node.names if isinstance(alias.name, cst.Name)]
         found = [name for name in names if _CUDA_BUILDER.fullmatch(name) and name != "CUDAExtension"]
         if found:
-            ctx.report(self, node, short=found[0], replacement=self._build_replacement(ctx))
+            self._report(ctx, node, short=found[0], replacement=self._build_replacement(ctx))
 
     def visit_ClassDef(self, node: cst.ClassDef, ctx: PythonContext) -> None:
         for base in node.bases:
             value = base.value
             name = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
             if isinstance(name, str) and _CUDA_BUILDER.fullmatch(name):
-                ctx.report(self, base, short=name, replacement=self._build_replacement(ctx))
+                self._report(ctx, base, short=name, replacement=self._build_replacement(ctx))
 
     def visit_List(self, node: cst.List | cst.Tuple | cst.Set, ctx: PythonContext) -> None:
         """One finding per list, from its first CUDA build string to its last."""
         found = [e.value for e in node.elements
                  if (value := string_value(e.value)) is not None and _BUILD_STRING.fullmatch(value)]
         if found:
-            ctx.report(self, found[0], end_node=found[-1], short=string_value(found[0]),
-                       replacement=self._build_replacement(ctx))
+            self._report(ctx, found[0], end_node=found[-1], short=string_value(found[0]),
+                         replacement=self._build_replacement(ctx))
 
     visit_Tuple = visit_List
     visit_Set = visit_List
@@ -135,7 +136,20 @@ class CudaExtensionBuild(KernelApiRule):
         return True
 
     def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
-        super().emit(ref, ctx, short=ref.qualified.removeprefix(EXT).removeprefix("torch."), **fields)
+        short = ref.qualified.removeprefix(EXT).removeprefix("torch.")
+        super().emit(ref, ctx, short=short, **self._port(ctx), **fields)
+
+    def _report(self, ctx: PythonContext, node: cst.CSTNode, **fields: object) -> None:
+        ctx.report(self, node, **self._port(ctx), **fields)
+
+    def _port(self, ctx: PythonContext) -> dict[str, object]:
+        """Where the ops exist besides NVIDIA: ROCm through the project's own HIP build (rules/kernel.toml
+        [hip_build]: its effect there becomes `works`), else the targets a hipify port serves."""
+        hip = ctx.catalogue.table("kernel").get("hip_build", {}).get("target")
+        if hip and ctx.facts is not None and ctx.facts.hip_build:
+            return {"__effects": {**self.effects(), hip: "works"},
+                    "port": f" and on {targets.get(hip).display} (through the project's HIP build)"}
+        return {"port": f" ({effect_fields(self.effects())['degrading_targets']} after a port)"}
 
     def _compiles_cuda(self, call: cst.Call, member: str, ctx: PythonContext) -> bool:
         with_cuda = keyword(call, "with_cuda")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from auditor import targets
 from auditor.catalogue import labelled_patterns
 from auditor.checks.base import Invalid, Rule, Valid
 from auditor.context import FileContext
@@ -122,5 +123,11 @@ class CudaSourceFile(Rule):
                        for target, effect in self.effects().items()}
             ctx.report_at(self, line, 1, detail=detail, port=", with no HIP build in this project to port it",
                           __effects=effects)
+            return
+        if ctx.facts is not None and ctx.facts.hip_build and hip.get("target"):
+            # the project's own build hipifies it (setup.py / CMakeLists.txt build for ROCm): it runs there
+            effects = {**self.effects(), hip["target"]: "works"}
+            ctx.report_at(self, line, 1, detail=detail, __effects=effects,
+                          port=f" and on {targets.get(hip['target']).display} (through the project's HIP build)")
             return
         ctx.report_at(self, line, 1, detail=detail, port=f" ({effect_fields(self.effects())['degrading_targets']} after a port)")

@@ -4,10 +4,11 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
 - `fails`: a blocker or major finding raises on the target (a tie on the main path, or in a
   context that does not take that target away: a guard that may hold there, a backend module
   without a sibling for it); test-only and demo-block findings never fail a verdict;
-- `runs-degraded`: nothing fails, but something silently stops (AMP off, memory stats at 0, a
-  skipped CUDA path, a minor tie that raises such as monitoring);
-- `runs`: nothing is lost (an opt-in feature that is another target's own path, such as an XLA
-  strategy, is not lost by skipping it);
+- `runs-degraded`: nothing fails, but the main path silently loses something (AMP off, memory stats
+  at 0, a skipped CUDA path, a minor tie that raises such as monitoring); on the CPU, the baseline,
+  only what raises there: a GPU acceleration it never had is not lost;
+- `runs`: the main path loses nothing. Opt-in features (and extras) that fail there are named in the
+  reasons with their own verdicts; slight differences (rules/verdicts.toml [slight]) are scored only;
 - `unknown`: nothing fails, but files the auditor failed on (internal errors) may hold what would:
   a run that missed files never says `runs`.
 
@@ -24,6 +25,7 @@ from auditor.model import FileError, Finding, Severity, internal_errors
 
 RUNS, DEGRADED, FAILS, UNKNOWN = "runs", "runs-degraded", "fails", "unknown"
 _BLOCKING = frozenset({Severity.BLOCKER.value, Severity.MAJOR.value})
+_OPT_IN_GUARDS = frozenset({"extra", "integration"})  # guard kinds of what a user installs or enables on purpose
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,7 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
             result[target] = Verdict(UNKNOWN, tuple(
                 Reason(None, e.path, None, "not checked (internal error): what it holds is unknown") for e in missed[:limit]))
             continue
-        losing = [f for f in shipped if f.targets.get(target) == "degrades"
-                  or (f.targets.get(target) == "raises" and not is_feature(f))]
+        losing = _losing(shipped, target, frozenset(table.get("slight", {}).get("rules", ())))
         lost = [feature for feature in opt_in if feature.verdicts[target] == FAILS and not feature.another_targets_path]
         if lost:  # the features that fail here, first: "2 features are NVIDIA-only: ..."
             first = lost[0]
@@ -142,11 +143,32 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
             why = (f"{len(lost)} feature{what}: {names}{more}; "
                    f"the main path runs without {'it' if len(lost) == 1 else 'them'}")
             head = (Reason(first.rule, first.path, first.line, why),)
-            result[target] = Verdict(DEGRADED, head + _reasons(losing, _phrases(table, losing, target), limit - 1))
+            # The feature's own verdict says it fails; the component runs as it does by default,
+            # degraded only by what its main path loses.
+            result[target] = Verdict(DEGRADED if losing else RUNS,
+                                     head + _reasons(losing, _phrases(table, losing, target), limit - 1))
             continue
         phrases = _phrases(table, losing, target)
         result[target] = Verdict(DEGRADED, _reasons(losing, phrases, limit)) if losing else Verdict(RUNS, ())
     return result
+
+
+def _losing(shipped: list[Finding], target: str, slight: frozenset[str]) -> list[Finding]:
+    """What the main path loses on `target`: ties that degrade there, or minor ones that raise. Not
+    lost: an opt-in feature's tie (the feature's own verdict says so), an extra's dependency or an
+    integration module's tie (the user opts in to those too), an info tie (nothing to act on), a
+    slight difference (rules/verdicts.toml [slight]: an ignored setting, a property that reads
+    another value, a package the target's install replaces) and, on the host, whatever only degrades
+    (the CPU is the baseline: a GPU acceleration it never had is not lost there)."""
+    host = targets.has_role(target, "host")
+    out = []
+    for f in shipped:
+        effect = f.targets.get(target)
+        if f.severity == Severity.INFO.value or is_feature(f) or _OPT_IN_GUARDS.intersection((f.guard or "").split("+")):
+            continue
+        if effect == "degrades" and not host and f.name not in slight or effect == "raises":
+            out.append(f)
+    return out
 
 
 def _phrases(table: dict, losing: list[Finding], target: str) -> dict[str, str]:

@@ -71,11 +71,16 @@ def test_cuda_file_is_reported_once_with_details(scan_source):
 HIP_SETUP_PY = SETUP_PY.replace("ext = []\n", "ext = []\nflags = ['-DUSE_ROCM'] if torch.version.hip else []\n")
 
 
-def test_a_kernel_hipify_cannot_port_degrades_rocm_only_in_a_project_building_for_hip(scan_source):
+def test_a_kernel_of_a_project_building_for_hip_runs_on_rocm(scan_source):
     result = scan_source({"setup.py": HIP_SETUP_PY, "csrc/ops.cu": KERNEL_CU})
     finding = next(f for f in result.findings if f.rule == "LK401")
-    assert finding.targets["rocm"] == "degrades" and finding.targets["cpu"] == "raises"
-    assert "no HIP build" not in finding.message
+    assert finding.targets["rocm"] == "works" and finding.targets["cpu"] == "raises"
+    assert "no HIP build" not in finding.message and "through the project's HIP build" in finding.message
+    build = [f for f in result.findings if f.rule == "LK402"]  # the CUDAExtension the same build makes
+    assert build and all(f.targets["rocm"] == "works" for f in build)
+    main_path = [f for f in build if f.context is None]
+    assert main_path and all(f.targets["mps"] == "raises" for f in main_path)
+    assert all("{" not in f.message and "through the project's HIP build" in f.message for f in main_path)
 
 
 @pytest.mark.parametrize("files", [
