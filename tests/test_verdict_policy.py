@@ -105,11 +105,21 @@ def test_an_optional_import_of_another_targets_package_loses_nothing_elsewhere(s
     assert verdicts(result.findings)["rocm"].verdict == "runs"
 
 
-def test_trap_an_optional_cuda_library_still_degrades_where_it_is_missing(scan_source):
+def test_an_optional_fast_path_the_code_falls_back_from_is_reported_but_not_lost(scan_source):
     code = "try:\n    import apex\nexcept ImportError:\n    apex = None\n"
     result = scan_source({"lib/__init__.py": "", "lib/fast.py": code})
     found = [f for f in result.findings if f.path == "lib/fast.py"]
+    # trap: unlike torch_xla's, the import still degrades where it is missing (the finding says so) ...
     assert found and found[0].context == "optional" and found[0].targets["mps"] == "degrades"
+    assert found[0].guard == "fallback"
+    # ... but the fallback is the path every other target runs: the verdict loses nothing
+    assert verdicts(result.findings)["mps"].verdict == "runs"
+
+
+def test_trap_a_guarded_cuda_path_skipped_on_an_accelerator_still_degrades_it(scan_source):
+    code = "import torch\n\ndef step(x):\n    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n    return x\n"
+    result = scan_source({"lib/__init__.py": "", "lib/step.py": code})
+    assert verdicts(result.findings)["mps"].verdict == "runs-degraded"
 
 
 # -- layout: sub-projects, device backends, callbacks -------------------------------------------------

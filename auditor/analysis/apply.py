@@ -100,10 +100,12 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         backend = where.backend
         if backend is not None and (backend.covered or backend.others or backend.default):
             names.append("backend-module")
-            falls_back = backend.default or not backend.covered.isdisjoint(hosts)
+            falls_back = not backend.covered.isdisjoint(hosts)
             for target in every:
-                if target in backend.covered:
-                    effects[target] = WORKS  # its own sibling module serves it
+                # its own sibling module serves it, or the default implementation a mirrored
+                # alternative (ops/cutedsl/ beside ops/*.py) is chosen over only on request
+                if target in backend.covered or backend.default:
+                    effects[target] = WORKS
                 elif falls_back:
                     effects[target] = cap_effect(effects[target])  # falls back to the host's backend or the default
             extra.update(_backend_fields(backend, catalogue))

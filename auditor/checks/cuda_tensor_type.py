@@ -6,7 +6,7 @@ import libcst as cst
 
 from auditor.checks._cuda_api import CudaApiRule
 from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
-from auditor.context import PythonContext
+from auditor.context import PythonContext, Reference
 from auditor.fix.plan import FixPlan, NodeEdit, Pos, Reported, Rewriter
 from auditor.model import Category, Severity
 from auditor.python.syntax import positional, string_value
@@ -16,6 +16,9 @@ _DTYPES = {"FloatTensor": "float32", "HalfTensor": "float16", "DoubleTensor": "f
 
 # "torch.cuda.FloatTensor" spelled as a string: set_default_tensor_type and Tensor.type accept it.
 _TYPE_STRING = re.compile(r"torch\.cuda\.(sparse\.)?[A-Za-z0-9]+Tensor")
+
+
+_TYPE_TESTS = "LK219:type-tests"  # ids of the type arguments of isinstance calls in this file
 
 
 class CudaTensorType(CudaApiRule):
@@ -38,11 +41,15 @@ class CudaTensorType(CudaApiRule):
     VALID = [
         Valid("import torch\nx = torch.zeros(3, dtype=torch.float16, device=dev)\ny = x.type(torch.HalfTensor)\n"),
         Valid("def make(cuda):\n    return cuda.FloatTensor(3)\n"),
+        Valid("import torch\nassert isinstance(scale, torch.cuda.FloatTensor), 'a 1-element CUDA tensor'\n"),
+        Valid("import torch\nok = isinstance(x, (torch.cuda.HalfTensor, torch.HalfTensor))\n"),
         Valid('"""Returns a torch.cuda.FloatTensor."""\n# torch.set_default_tensor_type(torch.cuda.FloatTensor)\n'
               'if x.type() == "torch.cuda.FloatTensor":\n    print("torch.cuda.HalfTensor")\n'),
     ]
     INVALID = [
         Invalid("import torch\ntorch.set_default_tensor_type(torch.cuda.FloatTensor)\n", line=2),
+        # trap: a type test elsewhere in the file does not hide a construction
+        Invalid("import torch\nif isinstance(x, torch.cuda.FloatTensor):\n    y = torch.cuda.FloatTensor(2)\n", line=3),
         Invalid("import torch as th\ny = x.type(th.cuda.HalfTensor)\n", line=2),
         Invalid("from torch import cuda as tc\nbuf = tc.LongTensor(4).zero_()\n", line=2),
         Invalid("from torch.cuda import FloatTensor\nx = FloatTensor(2, 2)\n", line=2),
@@ -59,6 +66,13 @@ class CudaTensorType(CudaApiRule):
 
     def visit_Call(self, node: cst.Call, ctx: PythonContext) -> None:
         func = node.func
+        if isinstance(func, cst.Name) and func.value == "isinstance" and len(node.args) == 2:
+            # `isinstance(x, torch.cuda.FloatTensor)`: a type test, False where there is no CUDA (the
+            # class exists in every build; only constructing one raises)
+            tested = node.args[1].value
+            types = [e.value for e in tested.elements] if isinstance(tested, cst.Tuple) else [tested]
+            ctx.state.setdefault(_TYPE_TESTS, set()).update(id(t) for t in types)
+            return
         if isinstance(func, cst.Attribute) and func.attr.value == "type" and ctx.qualify(func) is None:
             pass  # x.type("torch.cuda.HalfTensor")
         elif ctx.qualify(func) != "torch.set_default_tensor_type":
@@ -67,6 +81,10 @@ class CudaTensorType(CudaApiRule):
         value = string_value(arg.value) if arg is not None else None
         if value is not None and _TYPE_STRING.fullmatch(value):
             ctx.report(self, node, api=value, replacement=self.suggestion_for_string(), min_torch="2.1")
+
+    def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
+        if id(ref.node) not in ctx.state.get(_TYPE_TESTS, ()):
+            super().on_reference(ref, ctx)
 
     @staticmethod
     def suggestion_for_string() -> str:

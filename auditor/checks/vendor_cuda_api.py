@@ -10,8 +10,11 @@ from auditor.model import Category, Severity
 from auditor.python.names import dotted_name
 
 _TOKENS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|_|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
-# Availability checks (guards) and errors are not ties: `is_cuda_available()`, `CudaError`.
-_NOT_TIES = re.compile(r"(?i)^(is|has|check)_\w*|\w*_(available|enabled|supported)$|\w*(error|exception|warning)$")
+# Availability checks (guards), device counts (0 where CUDA is absent), errors and the backend class of
+# a framework's per-device dispatch (Lightning's `CUDAAccelerator`, which the framework picks only on
+# CUDA) are not ties: `is_cuda_available()`, `CUDAAccelerator.auto_device_count()`, `CudaError`.
+_NOT_TIES = re.compile(r"(?i)^(is|has|check)_\w*|\w*_(available|enabled|supported|count)$"
+                       r"|\w*(error|exception|warning|accelerator)$")
 
 
 def names_cuda(identifier: str) -> bool:
@@ -57,11 +60,14 @@ class VendorCudaApi(Rule):
         Valid('from mylib import helper\nprint("model_parallel_cuda_manual_seed")\n# from x import cuda_thing\n'),
         Valid("from mylib.errors import CudaOutOfMemoryError\nraise CudaOutOfMemoryError()\n"),
         Valid("def f(cuda_seed):\n    return cuda_seed(1)\n"),
+        Valid("from lightning.fabric.accelerators import CUDAAccelerator\nn = CUDAAccelerator.auto_device_count()\n"),
     ]
     INVALID = [
         Invalid("from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed\n"
                 "model_parallel_cuda_manual_seed(123)\n", line=2),
         Invalid("from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed\n", line=1),
+        # trap: a counter's name is not enough when the call does CUDA work (`..._count` only at the end)
+        Invalid("from mylib.cuda_ops import count_cuda_blocks\ncount_cuda_blocks(x)\n", line=1),
         Invalid("from vllm.distributed.device_communicators.pynccl import PyNcclCommunicator\n", line=1),
         Invalid("import vllm.distributed.weight_transfer.nccl_engine as eng\neng.NCCLWeightTransferEngine.trainer_init(i)\n",
                 line=2),

@@ -25,7 +25,7 @@ from auditor.model import FileError, Finding, Severity, internal_errors
 
 RUNS, DEGRADED, FAILS, UNKNOWN = "runs", "runs-degraded", "fails", "unknown"
 _BLOCKING = frozenset({Severity.BLOCKER.value, Severity.MAJOR.value})
-_OPT_IN_GUARDS = frozenset({"extra", "integration"})  # guard kinds of what a user installs or enables on purpose
+_OPT_IN_GUARDS = frozenset({"extra", "integration", "fallback"})  # what a user installs or enables on purpose, or a fast path the code falls back from
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,8 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
 def _losing(shipped: list[Finding], target: str, slight: frozenset[str]) -> list[Finding]:
     """What the main path loses on `target`: ties that degrade there, or minor ones that raise. Not
     lost: an opt-in feature's tie (the feature's own verdict says so), an extra's dependency or an
-    integration module's tie (the user opts in to those too), an info tie (nothing to act on), a
+    integration module's tie (the user opts in to those too), an optional fast path the code falls
+    back from (`try: import apex except ImportError:`: the fallback is the path the others run), an info tie (nothing to act on), a
     slight difference (rules/verdicts.toml [slight]: an ignored setting, a property that reads
     another value, a package the target's install replaces) and, on the host, whatever only degrades
     (the CPU is the baseline: a GPU acceleration it never had is not lost there)."""
