@@ -346,3 +346,23 @@ def test_trap_no_experimental_folder_below_the_top(path, tmp_path, capsys):
     document = report(tmp_path, files, capsys)
     found = [f for f in document["findings"] if f["path"] == path]
     assert found and all("feature" not in (f["context"] or "") for f in found), found
+
+
+# -- a branch that imports a runtime lazily ------------------------------------------------------------
+LORA_MERGE = ("import torch\n\n\nclass LoRALinear(torch.nn.Module):\n    def merge(self) -> None:\n"
+              "        lora = self.get_lora_AB()\n        if self.linear.weight.dtype == torch.uint8:\n"
+              "            import bitsandbytes as bnb\n\n"
+              "            weight = bnb.functional.dequantize_4bit(self.linear.weight.data)\n"
+              "            self.linear.weight = bnb.nn.Params4bit(weight + lora)\n"
+              "            self.linear.weight.cuda(lora.device)\n"
+              "        else:\n            self.linear.weight.data = lora.cuda()\n"
+              "        if self.r > 0:\n            self.scale = torch.ones(1).cuda()\n")
+
+
+def test_the_ties_of_a_branch_that_imports_a_runtime_lazily_are_that_features(tmp_path, capsys):
+    document = report(tmp_path, {"pyproject.toml": PYPROJECT, "lib/__init__.py": "", "lib/lora.py": LORA_MERGE}, capsys)
+    by_line = {f["line"]: f for f in document["findings"] if f["path"] == "lib/lora.py"}
+    assert by_line[12]["rule"] == "LK102" and by_line[12]["context"] == "feature"
+    assert "`merge()`" in by_line[12]["message"] and "`bitsandbytes`" in by_line[12]["message"]
+    assert by_line[14]["context"] is None  # trap: the else branch is the main path's
+    assert by_line[16]["context"] is None  # trap: a branch that imports nothing

@@ -217,6 +217,22 @@ def _lazy_import(body: cst.BaseSuite) -> str | None:
     return None
 
 
+def _branch_runtime(body: cst.BaseSuite, lazy: frozenset[str]) -> str | None:
+    """The lazily imported runtime a branch's own statements import (`import bitsandbytes as bnb`)."""
+    for statement in getattr(body, "body", ()):
+        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Import):
+                names = [dotted_name(alias.name) for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+                names = [dotted_name(small.module)]
+            else:
+                continue
+            found = next((n.split(".", 1)[0] for n in names if n and n.split(".", 1)[0] in lazy), None)
+            if found is not None:
+                return found
+    return None
+
+
 _RUNTIMES: dict[int, tuple[Catalogue, tuple[str, ...]]] = {}
 
 
@@ -403,6 +419,8 @@ class Placer:
             self._called_under_guards(where, functions[-1])
         if self.lazy and functions and where.feature is None:  # the innermost (a choice by name) names it
             self._feature(where, functions, fields, node)
+            if where.feature is None and where.optional is None:
+                self._branch_feature(where, functions[0], ancestors)
         if where.feature is None and where.optional is None:  # a feature's signature is the feature's
             if default is not None and functions:
                 self._overridden_default(where, functions, default, owner)
@@ -585,6 +603,22 @@ class Placer:
         if home is not None and not self.uses.main_path_calls(home, self._main_functions):
             where.feature, where.feature_line, where.runtime = home.name.value, self._def_line(home), runtime
             where.feature_kind = "function"
+
+    def _branch_feature(self, where: Where, function: cst.FunctionDef, ancestors: tuple) -> None:
+        """`if pretrained_dtype == torch.uint8: import bitsandbytes as bnb ... weight.cuda(device)`
+        (litgpt's LoRA merge): a branch of a function whose own statements import a runtime lazily is
+        that runtime's path, so every tie in it is the opt-in feature's, named for the function."""
+        inner = None
+        for ancestor in reversed(ancestors):
+            if ancestor is function:
+                return
+            if isinstance(ancestor, cst.If) and inner is ancestor.body:
+                runtime = _branch_runtime(ancestor.body, self.lazy)
+                if runtime is not None:
+                    where.feature, where.feature_line, where.runtime = function.name.value, self._def_line(function), runtime
+                    where.feature_kind = "function"
+                    return
+            inner = ancestor
 
     def _registered(self, where: Where, definition: cst.ClassDef | cst.FunctionDef) -> None:
         """`BACKENDS = {"nccl": NcclDispatcher, "deepep": DeepEPDispatcher}` and nothing else naming
