@@ -21,7 +21,7 @@ _OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration", "setting
 # Defaults the run overrides (README "Context"): a parameter default the callers of a function
 # replace, a command-line option's default, a config file's value, the fallback of `args.device or
 # "cuda"`. The user passes the device (`--device mps`), so the default itself loses nothing there.
-_OVERRIDABLE_KINDS = frozenset({"api", "param", "default", "config", "setting", "fallback"})
+_OVERRIDABLE_KINDS = frozenset({"api", "param", "default", "config", "setting", "fallback", "probe"})
 _PRIMARY = ("redundant", "own-package", "display", "backend-module", "feature", "optional", "guarded")
 
 
@@ -180,8 +180,8 @@ def apply(rule: Rule, fields: dict[str, Any], where: Where | None, base: dict[st
         if name in names:
             message = render(contexts.get(name, {}).get("message", "{message}"), values) or message
             values["message"] = message
-    # "launch" (a launcher's variable) is said in the message; JSON `guard` calls it an option
-    kinds = set(where.kinds) - {"launch"} if ("guarded" in names or "optional" in names) else set()
+    # "launch" (a launcher's variable) and "mode" are said in the message; JSON `guard` calls them options
+    kinds = set(where.kinds) - {"launch", "mode"} if ("guarded" in names or "optional" in names) else set()
     if "optional" in names and where.optional_kind in _OPTIONAL_KINDS:
         kinds.add(_OPTIONAL_KINDS[where.optional_kind])
     return Applied("+".join(names), effects, severity, message, suggestion, "+".join(sorted(kinds)) or None)

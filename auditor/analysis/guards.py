@@ -125,6 +125,9 @@ OPTIONAL = Truth(absent=F, kinds=frozenset(("package",)))
 # A launch mode the user picks (a launcher's variable is set): the code under it is skipped by a plain
 # run, like an optional package's; the kind "launch" names its message, the JSON says "option".
 LAUNCHED = Truth(absent=F, kinds=frozenset(("option", "launch")))
+# A mode the user turns on (`is_deepspeed_zero3_enabled()`, `self.is_fsdp_enabled`): a plain run skips
+# the code under it, like a launch mode's; the kind "mode" names its message, the JSON says "option".
+CHOSEN_MODE = Truth(absent=F, kinds=frozenset(("option", "mode")))
 
 
 def on(where: frozenset[str] | set[str] | tuple[str, ...], certain: bool, kind: str = "availability") -> Truth:
@@ -149,6 +152,7 @@ class Vocabulary:
     attributes: dict[str, frozenset[str]]
     optional_helpers: re.Pattern
     optional_flags: re.Pattern
+    modes: re.Pattern  # `is_deepspeed_zero3_enabled()`, `self.is_fsdp_enabled`: a mode the user turns on
     skip_if: frozenset[str]
     skip_unless: frozenset[str]
     requires: tuple[tuple[re.Pattern, frozenset[str]], ...]
@@ -162,6 +166,7 @@ class Vocabulary:
     environ: frozenset[str] = frozenset()  # os.environ
     build_prefixes: tuple[str, ...] = ()  # qualified names that say which build this is (torch.version.*)
     target_flag: re.Pattern | None = None  # `IS_HIP`, `use_mps`, `args.xla`: a flag named for a target
+    launch_flags: frozenset[str] = frozenset()  # name parts of a flag for a multi-process launch (`args.distributed`)
     option_words: frozenset[str] = frozenset()  # name parts of an option about CUDA (`use_cuda_graphs`)
     negations: frozenset[str] = frozenset()  # `no_cuda`, `disable_gpu`: the option says the opposite
     falsy: frozenset[str] = frozenset()  # values an option compared with means "off" ("0", "false")
@@ -214,6 +219,7 @@ def _vocabulary(guards: dict) -> Vocabulary:
         attributes={name: frozenset(p) for name, p in guards.get("attributes", {}).items()},
         optional_helpers=re.compile(guards.get("optional", {}).get("helpers", r"$^")),
         optional_flags=re.compile(guards.get("optional", {}).get("flags", r"$^")),
+        modes=re.compile(guards.get("optional", {}).get("modes", r"$^")),
         skip_if=frozenset(guards.get("skips", {}).get("skip_if", ())),
         skip_unless=frozenset(guards.get("skips", {}).get("skip_unless", ())),
         requires=tuple((re.compile(r["pattern"]), frozenset(r["platforms"])) for r in guards.get("requires", [])),
@@ -228,6 +234,7 @@ def _vocabulary(guards: dict) -> Vocabulary:
         build_prefixes=build,
         target_flag=target_flag,
         option_words=frozenset(options.get("words", ())),
+        launch_flags=frozenset(options.get("launch", ())),
         negations=frozenset(options.get("negations", ())),
         falsy=frozenset(options.get("falsy", ())),
         build_names={name.rsplit(".", 1)[-1]: frozenset(p) for name, p in guards.get("available", {}).items()
@@ -330,7 +337,11 @@ class Judge:
             found = self._package(word) if word else None
             kind = "option" if last.lstrip("_").lower().startswith(("use_", "enable_")) else "package"
             return (found or OPTIONAL).of_kind(kind)
+        if vocab.modes.fullmatch(last):
+            return CHOSEN_MODE
         tokens = [t.lower() for t in NAME_PARTS.findall(last)]
+        if tokens and tokens[0] not in vocab.negations and not vocab.launch_flags.isdisjoint(tokens):
+            return LAUNCHED  # `if args.distributed:`, `self._distributed`: the launch mode the user picked
         if tokens and any(t in vocab.option_words or t.startswith("cuda") for t in tokens):
             platforms = next((vocab.words[t] for t in tokens if t in vocab.words), None) or vocab.words.get("cuda")
             if platforms is not None:
@@ -417,6 +428,8 @@ class Judge:
             package = _PACKAGE_FLAG.fullmatch(name)
             word = (package.group(1) or package.group(2)) if package is not None else None
             return (self._package(word) if word else None) or OPTIONAL
+        if self.vocab.modes.fullmatch(name) and not (qualified or "").startswith("torch"):
+            return CHOSEN_MODE
         return UNKNOWN
 
     def _instance_of(self, classes: cst.BaseExpression) -> Truth:

@@ -233,6 +233,42 @@ def _branch_runtime(body: cst.BaseSuite, lazy: frozenset[str]) -> str | None:
     return None
 
 
+def _required_runtime(function: cst.FunctionDef, lazy: frozenset[str], opt_in: frozenset[str]) -> str | None:
+    """The runtime a function says it cannot run without, in its own top statements: `if
+    is_bnb_available(): import bitsandbytes as bnb` whose `else` raises (peft's `loftq_init`), or a
+    plain import of a library whose use is an opt-in (`opt_in`: `import bitsandbytes as bnb`). Any
+    other plain lazy import may only defer the import's cost (a dispatcher's `send` importing
+    deep_ep on the main path): only the runtime's own uses are its feature then. An import whose
+    `else` goes on is no requirement."""
+    for statement in getattr(function.body, "body", ()):
+        found = None
+        if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.Else) and _raises(statement.orelse.body):
+            found = _branch_runtime(statement.body, lazy)
+        elif isinstance(statement, cst.SimpleStatementLine) and opt_in:
+            found = _branch_runtime(cst.IndentedBlock(body=[statement]), lazy & opt_in)
+        if found is not None:
+            return found
+    return None
+
+
+def _opt_in_beyond_cuda(truth: Truth) -> bool:
+    """Whether the test is a user's option (not a check of what is there) that may be on where CUDA
+    calls are not accepted: a GPU flag (`use_gpu`, `gpu_offload`) on MPS or XPU."""
+    if truth.kinds != _OPTION or truth.available or not truth.excludes:
+        return False
+    return any(truth.may_hold(target) for target in targets.names()
+               if not targets.has_role(target, "accepts-cuda-calls"))
+
+
+_OPTION = frozenset(("option",))
+
+
+def _raises(block: cst.BaseSuite) -> bool:
+    statements = getattr(block, "body", ())
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(small, cst.Raise) for small in last.body)
+
+
 _RUNTIMES: dict[int, tuple[Catalogue, tuple[str, ...]]] = {}
 
 
@@ -304,10 +340,12 @@ class Placer:
         # the NVIDIA-only runtimes listed by name make their whole function a feature; a library the
         # catalogue's rows name makes only its own uses one (a flash_attn call beside other code)
         self._whole = frozenset(table.get("feature", {}).get("runtimes", ()))
+        self._opt_in = frozenset(table.get("feature", {}).get("opt_in", ()))  # see _required_runtime
         redundant = table.get("redundant", {})
         self.seed_rules = frozenset(redundant.get("rules", ()))
         self.seeders = frozenset(redundant.get("seeders", ()))
         self.option_calls = frozenset(table.get("guards", {}).get("options", {}).get("calls", ()))
+        self.config_lookups = frozenset(table.get("guards", {}).get("options", {}).get("lookups", ()))
         self.features: dict[str, tuple[str, ...]] = {
             name: tuple(words) for name, words in table.get("guards", {}).get("features", {}).items()}
         self._words: tuple[str, ...] = ()  # the feature words of the rule being placed
@@ -317,6 +355,7 @@ class Placer:
         self._decorators: dict[int, tuple[Truth | None, tuple | None, tuple | None]] = {}
         self._runs: dict[int, int] = {}  # see _left_run
         self._feature_imports: dict[tuple[int, str], bool] = {}  # see _imports_in
+        self._required_runtimes: dict[int, str | None] = {}  # see _requires
         self.uses = ModuleUses(ctx.module, ctx.text, placed.line, self.judge.fallback)  # walked on demand
         self._fallbacks: dict[int, tuple] = {}  # a function's id -> (the fallback try's line,), or ()
         self._registries: dict[int, str | None] = {}  # a definition's id -> its registry key, or None
@@ -403,6 +442,8 @@ class Placer:
                 where.display, where.shipped = f"in `{parent.keyword.value}=`, a list of files to ship", True
             elif kind is cst.Arg and index > 0 and where.optional is None:
                 self._option_default(where, parent, ancestors[index - 1])
+                if where.optional is None:
+                    self._lookup_default(where, parent, ancestors[index - 1])
             elif kind is cst.Param and child is parent.default:
                 default = parent
             elif kind is cst.AnnAssign and child is parent.value and index > 2 and not functions \
@@ -455,10 +496,12 @@ class Placer:
     def _called_under_guards(self, where: Where, function: cst.FunctionDef) -> None:
         """`def _pin(rank): torch.cuda.set_device(rank)` that the module calls only under `if
         torch.cuda.is_available():` (or an option, a profiling flag): the function runs where one of
-        those tests holds, as if its body sat under them. Only a private function, or any function of
-        a script: a public one of a package may have callers elsewhere."""
+        those tests holds, as if its body sat under them. Only a private function or method
+        (`self._gather(w)` under `if is_deepspeed_zero3_enabled():`), or any module-level function of
+        a script: a public one may have callers elsewhere."""
         name = function.name.value
-        if name.startswith("__") or not (name.startswith("_") or not self.facts.package):
+        public = not name.startswith("_") and (self.facts.package or not self.uses.top_level(function))
+        if name.startswith("__") or public:
             return
         found = self._guarded_calls.get(id(function))
         if found is None:
@@ -489,7 +532,8 @@ class Placer:
             name = f"{owner.name.value}({param.name.value}=...)"
         if reliance == "passed":
             _caller_chooses(where, name, self._def_line(function), "param")
-        elif reliance == "unnamed" and len(functions) == 1 and self._public(function, owner):
+        elif reliance == "unnamed" and len(functions) == 1 and (self._public(function, owner)
+                                                                or self._hook(function, owner)):
             _caller_chooses(where, name, self._def_line(function), "api")
 
     def _legacy_handler(self, where: Where, handler: cst.ExceptHandler, statement: cst.CSTNode) -> None:
@@ -511,6 +555,13 @@ class Placer:
         if reliance == "passed" or (reliance == "unnamed" and self._public(None, owner)):
             _caller_chooses(where, f"{owner.name.value}({field}=...)", self._def_line(owner),
                             "param" if reliance == "passed" else "api")
+
+    def _hook(self, function: cst.FunctionDef, owner: cst.ClassDef | None) -> bool:
+        """`def _setup_distributed(self, launcher, backend="nccl")` in a public subclass whose module never
+        calls it: a hook its base class (elsewhere in the package) calls, with the caller's values."""
+        name = function.name.value
+        return (owner is not None and bool(owner.bases) and name.startswith("_") and not name.startswith("__")
+                and self._public(None, owner))
 
     def _public(self, function: cst.FunctionDef | None, owner: cst.ClassDef | None) -> bool:
         """A function or method other code imports and calls: in a package, not a test, named
@@ -572,6 +623,25 @@ class Placer:
             branch = branch.orelse if isinstance(branch, cst.If) else None
         return False
 
+    def _lookup_default(self, where: Where, arg: cst.Arg, call: cst.CSTNode) -> None:
+        """`cfg.get("env_cfg", dict(dist_cfg=dict(backend="nccl")))`, `kwargs.get("device", "cuda")`:
+        the fallback of a setting the run's config or its caller gives (the receiver is named for a
+        config: rules/contexts.toml [guards.options] `lookups`); only the fallback is NVIDIA-only. Not
+        a lookup in another mapping (`DEVICES.get(name, "cuda")`: its default is what runs)."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "get" \
+                or len(call.args) < 2 or call.args[1] is not arg or arg.keyword is not None:
+            return
+        receiver = call.func.value
+        last = receiver.attr.value if isinstance(receiver, cst.Attribute) else getattr(receiver, "value", None)
+        if not isinstance(last, str) or last.lstrip("_").lower() not in self.config_lookups:
+            return
+        key = string_value(call.args[0].value)
+        if key is None:
+            return
+        where.optional = f"{self._text(receiver)}.get({key!r}, ...)"
+        where.optional_line, where.optional_kind = self.placed.line(call), "fallback"
+        where.kinds.add("option")
+
     def _or_default(self, where: Where, node: cst.BooleanOperation) -> None:
         """`get_device_type() or "cuda"`, `args.device or "cuda"`: the fallback of a value a caller, an
         option or a helper gives; like an option's default, only the fallback is NVIDIA-only. A
@@ -598,6 +668,9 @@ class Placer:
             home, runtime = next(((f, name) for f in functions for name in sorted(self.lazy & self._whole)
                                   if f.name.value not in self._entry_points and self._imports_in(f, name)),
                                  (None, None))
+            if home is None:  # a function that cannot run without a runtime it imports is its feature too
+                home, runtime = next(((f, found) for f in functions if f.name.value not in self._entry_points
+                                      for found in (self._requires(f),) if found is not None), (None, None))
             if home is not None and self.uses.module_uses(home):
                 home = None
         if home is not None and not self.uses.main_path_calls(home, self._main_functions):
@@ -731,6 +804,13 @@ class Placer:
                 return statement
         return None
 
+    def _requires(self, function: cst.FunctionDef) -> str | None:
+        """`_required_runtime`, once per function."""
+        key = id(function)
+        if key not in self._required_runtimes:
+            self._required_runtimes[key] = _required_runtime(function, self.lazy, self._opt_in)
+        return self._required_runtimes[key]
+
     def _imports_in(self, scope: cst.FunctionDef, runtime: str) -> bool:
         """Whether the function itself imports the runtime: a use of a name a module-level
         `try: import apex` bound is that optional import's, not a feature of the function."""
@@ -782,16 +862,29 @@ class Placer:
         if self._words and not negated and where.optional is None:
             text = self._source(test).lower()
             if any(word in text for word in self._words):  # `if args.load_in_4bit:`: the option's own path
-                where.optional, where.optional_line = self._text(test), self.placed.line(test)
+                where.optional, where.optional_line = self._text(test), self._test_line(test)
                 where.kinds.add("option")
+        if where.optional is None and not negated and _opt_in_beyond_cuda(truth):
+            # `if module.ephemeral_gpu_offload: x.to("cuda")`: a GPU option a user may turn on on an
+            # MPS or XPU machine too; there only the opted-in path fails, a run without it goes on
+            where.optional, where.optional_line, where.optional_kind = self._text(test), self._test_line(test), "option"
         if truth.excludes or truth.requires_package:
-            where.kinds |= truth.kinds - {"launch"}
+            where.kinds |= truth.kinds - {"launch", "mode"}
         if where.guard is None and truth.excludes:
-            where.guard, where.guard_line = self._text(test, negated), self.placed.line(test)
+            where.guard, where.guard_line = self._text(test, negated), self._test_line(test)
         if where.optional is None and truth.requires_package:
-            where.optional, where.optional_line = self._text(test, negated), self.placed.line(test)
-            if "launch" in truth.kinds:
-                where.optional_kind = "launch"
+            where.optional, where.optional_line = self._text(test, negated), self._test_line(test)
+            if "launch" in truth.kinds or "mode" in truth.kinds:
+                where.optional_kind = "launch" if "launch" in truth.kinds else "mode"
+
+    def _test_line(self, test: cst.CSTNode) -> int | None:
+        """The line of an `if`'s test. Positions are generated up to the file's last finding; a test
+        after it (the guard of a call to the function a finding is in) is found in the text instead."""
+        line = self.placed.line(test)
+        if line is not None:
+            return line
+        found = re.search(rf"\b(?:el)?if[ \t(]+{re.escape(self.ctx.module.code_for_node(test))}", self.ctx.text)
+        return self.ctx.text.count("\n", 0, found.start()) + 1 if found is not None else None
 
     def _source(self, node: cst.CSTNode) -> str:
         """The node's code: a slice of the text when the positions pass generated it (the left side
@@ -869,7 +962,7 @@ class Placer:
             return
         branch = self.versions.branch(test)
         if branch is not None and (branch == "old") == in_body:
-            where.optional, where.optional_line, where.optional_kind = self._text(test), self.placed.line(test), "old_torch"
+            where.optional, where.optional_line, where.optional_kind = self._text(test), self._test_line(test), "old_torch"
             where.kinds.add("fallback")
 
     def _diagnostic(self, where: Where, test: cst.BaseExpression) -> None:
@@ -881,7 +974,7 @@ class Placer:
             return
         flag = next((term for term in _and_terms(test) if self._diagnostic_flag(term)), None)
         if flag is not None:
-            where.optional, where.optional_line, where.optional_kind = self._text(flag), self.placed.line(test), "diagnostic"
+            where.optional, where.optional_line, where.optional_kind = self._text(flag), self._test_line(test), "diagnostic"
             where.kinds.add("option")
 
     def _diagnostic_flag(self, term: cst.BaseExpression) -> bool:

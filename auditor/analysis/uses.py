@@ -129,14 +129,22 @@ class ModuleUses:
         return any(not use.conditional and use.function != name and use.function in main for use in uses)
 
     def call_guards(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
-        """The tests of the `if`s the module calls a module-level function under, when every use of it
-        is such a call (`if torch.cuda.is_available(): _pin(0)`); [] when one is not (a call with no
-        `if` around it, the function passed as a value, or only recursion)."""
+        """The tests of the `if`s the module calls a function under, when every use of it is such a
+        call: a module-level function (`if torch.cuda.is_available(): _pin(0)`) or a method called on
+        an object (`if is_deepspeed_zero3_enabled(): self._gather(w)`); [] when one is not (a call
+        with no `if` around it, the function passed as a value, or only recursion)."""
         name = function.name.value
-        if not self.top_level(function) or not self.named_again(name):
+        if not self.named_again(name):
             return []
-        uses = [use for use in self.names().get(name, ()) if use.within != name]
-        calls = [call for call in self._calls.get(name, ()) if not call.attribute]
+        method = not self.top_level(function)
+        names = self.names()
+        if method:  # `self._gather(w)`: its uses are attributes; a bare name of it is another's
+            uses = [use for use in self._attributes.get(name, ()) if use.function != name]
+            if names.get(name):
+                return []
+        else:
+            uses = [use for use in names.get(name, ()) if use.within != name]
+        calls = [call for call in self._calls.get(name, ()) if call.attribute == method]
         if not uses or len(calls) != len(uses) or any(use.guard is None for use in uses):
             return []
         return [use.guard for use in uses if use.guard is not None]

@@ -78,7 +78,9 @@ class CudaExtensionBuild(KernelApiRule):
         Invalid("from torch.utils.cpp_extension import load_inline\nm = load_inline('m', cpp, cuda_sources=cu)\n", line=2),
         Invalid("import torch.utils.cpp_extension\nif torch.utils.cpp_extension.CUDA_HOME is None:\n    raise SystemExit\n",
                 line=2),
-        Invalid("from torch.utils.cpp_extension import CUDA_HOME\n", line=1),
+        Invalid("from torch.utils.cpp_extension import CUDA_HOME\n", path="setup.py", line=1),
+        Invalid("from torch.utils.cpp_extension import CUDA_HOME, load\n"
+                "def build():\n    return load('k', ['k.cpp', 'k.cu'])\n", line=1),
         Invalid("from torch.utils.cpp_extension import load\nSRC = ['k.cu']\nm = load(name='m', sources=SRC)\n", line=3),
         Invalid("class RandomBuilder(OpBuilder):\n    def sources(self):\n        return ['csrc/pt_binding.cpp',\n"
                 "                'csrc/gather.cu']\n", line=4),
@@ -125,6 +127,9 @@ class CudaExtensionBuild(KernelApiRule):
 
     def accepts(self, ref: Reference, ctx: PythonContext) -> bool:
         member = ref.entry.name[len(EXT):]
+        if member in _LOOKED_UP and ref.call is None and self._builds_nothing(ctx):
+            self.emit(ref, ctx, **{"__optional": ("probe", member)})
+            return False
         if member == "CUDAExtension":
             ctx.state[self.code + ":build"][1][0] = True
             return True
@@ -134,6 +139,12 @@ class CudaExtensionBuild(KernelApiRule):
         if member in ("load", "load_inline"):
             return ref.call is not None and self._compiles_cuda(ref.call, member, ctx)
         return True
+
+    def _builds_nothing(self, ctx: PythonContext) -> bool:
+        key = self.code + ":probe"
+        if key not in ctx.state:
+            ctx.state[key] = _builds_nothing(ctx)
+        return ctx.state[key]
 
     def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
         short = ref.qualified.removeprefix(EXT).removeprefix("torch.")
@@ -175,6 +186,27 @@ class CudaExtensionBuild(KernelApiRule):
         if seen[0]:
             for ref in pending:
                 self.emit(ref, ctx)
+
+
+# Names a module may look up or pass on without building anything with them.
+_LOOKED_UP = frozenset({"CUDA_HOME", "CUDAExtension", "BuildExtension"})
+# What makes a module build code (or a JIT build's loader): a builder called, ext_modules, nvcc, a
+# .cu source named, setup(...).
+_BUILD_CODE = re.compile(r"\b(?:CUDA\w*Extension|CppExtension|BuildExtension)\s*[(.]|\bnvcc\b|\bload_inline\b"
+                         r"|cpp_extension\.load\b|\bext_modules\b|\.cuh?[\"']|^\s*(?:setuptools\.)?setup\(",
+                         re.MULTILINE)
+_REQUIRES_TOOLKIT = re.compile(r"CUDA_HOME[^\n]*\n[^\n]*\braise\b")
+_BUILD_FILE = re.compile(r"(^|/)(setup|build\w*|\w*_build|\w*builder\w*)\.py$|(^|/)(\w*_)?(builders?|build|build_tools)/")
+
+
+def _builds_nothing(ctx: PythonContext) -> bool:
+    """A module that imports `CUDA_HOME` or the builder classes and builds nothing with them: an
+    environment report's `_get_cuda_home()`, a compatibility wrapper returning `CUDAExtension` for
+    another project's setup.py (mmengine's parrots_wrapper). `CUDA_HOME` is None where the toolkit
+    is not, and no op is compiled here. Not a setup or build script, nor a module where a missing
+    toolkit raises (`if CUDA_HOME is None: raise`)."""
+    return (_BUILD_FILE.search(ctx.path) is None and _BUILD_CODE.search(ctx.text) is None
+            and _REQUIRES_TOOLKIT.search(ctx.text) is None)
 
 
 def _is_empty(node: cst.BaseExpression) -> bool:
