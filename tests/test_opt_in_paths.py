@@ -149,6 +149,13 @@ def test_trap_a_lookup_that_is_no_setting_keeps_its_default(source, scan_source)
     assert_main_path([found[min(found)]])
 
 
+def test_trap_a_lookup_default_that_calls_cuda_runs_before_the_lookup(scan_source):
+    source = ("import torch\n\n\ndef build(kwargs):\n"
+              "    return kwargs.get('device', torch.cuda.current_device())\n")
+    found = by_line(scan_package(scan_source, source), "LK203")
+    assert_main_path([found[5]])
+
+
 def test_a_hook_a_base_class_calls_gets_its_values_from_the_caller(scan_source):
     source = ("class DDPStrategy(BaseStrategy):\n"
               "    def _setup_distributed(self, launcher='pytorch', backend='nccl', **kwargs):\n"

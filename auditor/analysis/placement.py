@@ -251,6 +251,15 @@ def _required_runtime(function: cst.FunctionDef, lazy: frozenset[str], opt_in: f
     return None
 
 
+_CONTAINERS = frozenset({"dict", "list", "tuple", "set"})
+
+
+def _inert(value: cst.BaseExpression) -> bool:
+    """Whether building the value runs nothing: literals, containers of them, `dict(...)` of them."""
+    return all(not isinstance(node, cst.Call) or (isinstance(node.func, cst.Name) and node.func.value in _CONTAINERS)
+               for node in (value, *descendants(value)))
+
+
 def _opt_in_beyond_cuda(truth: Truth) -> bool:
     """Whether the test is a user's option (not a check of what is there) that may be on where CUDA
     calls are not accepted: a GPU flag (`use_gpu`, `gpu_offload`) on MPS or XPU."""
@@ -636,8 +645,8 @@ class Placer:
         if not isinstance(last, str) or last.lstrip("_").lower() not in self.config_lookups:
             return
         key = string_value(call.args[0].value)
-        if key is None:
-            return
+        if key is None or not _inert(arg.value):
+            return  # `kwargs.get("device", torch.cuda.current_device())` calls CUDA before the lookup
         where.optional = f"{self._text(receiver)}.get({key!r}, ...)"
         where.optional_line, where.optional_kind = self.placed.line(call), "fallback"
         where.kinds.add("option")
