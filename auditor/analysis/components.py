@@ -69,6 +69,7 @@ class _Rules:
     kernels: tuple[str, ...]
     fallback: frozenset[str]  # what the headline judges when nothing is shipped
     requirement_roles: dict[str, str] = field(default_factory=dict)  # name word -> kind (requirements/test_gpu.txt)
+    never_packaged: frozenset[str] = frozenset()  # file roles no package installs, wherever they sit
 
 
 def _rules() -> _Rules:
@@ -79,7 +80,8 @@ def _rules() -> _Rules:
                   _globs(table.get("packaging", {}).get("files", ())),
                   tuple(table.get("kernels", {}).get("suffixes", ())),
                   frozenset(table.get("fallback", (OTHER, "scripts"))),
-                  {word: kind for kind, words in table.get("requirement_roles", {}).items() for word in words})
+                  {word: kind for kind, words in table.get("requirement_roles", {}).items() for word in words},
+                  frozenset(table.get("never_packaged", ())))
 
 
 def _globs(patterns: list[str] | tuple[str, ...]) -> re.Pattern:
@@ -134,6 +136,10 @@ class Layout:
                 if _matches(relative, glob):
                     return item.name, item.kind, glob
         parts = relative.split("/")
+        base = parts[-1].lower()
+        for pattern, kind in self.rules.files:  # a Dockerfile in xinference/deploy/docker/ is no module
+            if kind in self.rules.never_packaged and pattern.match(base):
+                return kind, kind, relative
         for depth in range(len(parts) - 1, 0, -1):  # the innermost package folder holding it
             folder = "/".join(parts[:depth])
             name = self.packages.get(folder)
@@ -143,9 +149,7 @@ class Layout:
             kind = self.rules.folders.get(part.lower())
             if kind is not None:
                 return kind, kind, "/".join(parts[:depth + 1])
-        lowered = relative.lower()
-        base = parts[-1].lower()
-        if (len(parts) == 1 or lowered.startswith("requirements/")) and self.rules.packaging.match(lowered):
+        if self._packaging(relative):
             role = self._requirement_role(base)
             if role is not None:
                 return role, role, relative
@@ -160,6 +164,15 @@ class Layout:
                 return self._headline(relative)
             return OTHER, OTHER, parts[0] if len(parts) > 1 else relative
         return "programs", PROGRAM, parts[0] if len(parts) > 1 else relative
+
+    def installs(self, relative: str) -> bool:
+        """Whether a shipped component's file is installed or built with it, not run when a caller
+        uses it: a packaging or requirements file at the top (or in requirements/), a native source."""
+        return self._packaging(relative) or relative.lower().endswith(self.rules.kernels)
+
+    def _packaging(self, relative: str) -> bool:
+        lowered = relative.lower()
+        return ("/" not in lowered or lowered.startswith("requirements/")) and bool(self.rules.packaging.match(lowered))
 
     def _in_subproject(self, parts: list[str]) -> bool:
         return any("/".join(parts[:depth]) in self.subprojects for depth in range(1, len(parts)))

@@ -16,7 +16,7 @@ import os
 import posixpath
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ from auditor.plan.packages import replacement
 from auditor.plan.parity import parity_filename
 from auditor.plan.signals import Signal, of_kind
 from auditor.portability.score import compute_scores
-from auditor.portability.verdict import verdicts
+from auditor.portability.verdict import Part, verdicts
 
 if TYPE_CHECKING:
     from auditor.fix.device_owner import DeviceOwner
@@ -68,6 +68,8 @@ class Scan:
     # a dry `audit --fix` (auditor/fix/preview.py): what its rewrites leave, those to the device owner
     # included; None: judged from the scan's own fixes (`fixable`), which know no owner
     after_fix: FixPreview | None = None
+    # the size and install files of what ships, for its verdicts (ties confined to a few files degrade)
+    shipped_part: Part = field(default_factory=Part)
 
     def left_after_fix(self, findings: list[Finding]) -> list[Finding]:
         """`findings` as `audit --fix` leaves them."""
@@ -159,7 +161,7 @@ def _scores(findings: list[Finding], scan: Scan) -> dict:
 
 def headline(scan: Scan, target: str) -> dict:
     shipped, shipped_errors = scan.headline_part()
-    verdict = verdicts(shipped, shipped_errors)[target]
+    verdict = verdicts(shipped, shipped_errors, part=scan.shipped_part)[target]
     ties = [f for f in scan.findings if f.targets.get(target) != "works"]
     if not scan.findings:
         summary = f"No NVIDIA lock-in was found: the move to {target} is its install and the checklist of step 4."
@@ -191,7 +193,7 @@ def after_fixes(scan: Scan, target: str) -> dict:
     the rewrites)."""
     shipped, shipped_errors = scan.headline_part()
     left = scan.left_after_fix(shipped)
-    verdict = verdicts(left, shipped_errors)[target]
+    verdict = verdicts(left, shipped_errors, part=scan.shipped_part)[target]
     how = ("each file `audit --fix` changes (safe fixes, its device rewrites included) checked again in memory "
            "and the score recomputed" if scan.after_fix is not None else
            "the findings `audit --fix` rewrites (safe fixes) taken away and the score recomputed")
@@ -426,7 +428,7 @@ def ranking(scan: Scan, catalogue: PlanCatalogue) -> dict:
     """Every target of the registry ranked for this repository, with why, from what the plan can see."""
     weights = catalogue.ranking
     shipped, shipped_errors = scan.headline_part()
-    judged = verdicts(shipped, shipped_errors)
+    judged = verdicts(shipped, shipped_errors, part=scan.shipped_part)
     scores = _scores(shipped, scan)
     tools = _tools_used(scan, catalogue)
     providers: dict[str, list[str]] = {}  # provider -> what of it was found

@@ -3,7 +3,10 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
 
 - `fails`: a blocker or major finding raises on the target (a tie on the main path, or in a
   context that does not take that target away: a guard that may hold there, a backend module
-  without a sibling for it); test-only and demo-block findings never fail a verdict;
+  without a sibling for it); test-only and demo-block findings never fail a verdict. What is
+  installed or built with the part (a dependency, a native source) fails it wherever it raises;
+  ties that raise only when their modules run fail it when they spread over a share of its modules
+  (rules/verdicts.toml [breadth]): confined to a few, they degrade it instead, named first;
 - `runs-degraded`: nothing fails, but the main path silently loses something (AMP off, memory stats
   at 0, a skipped CUDA path, a minor tie that raises such as monitoring); on the CPU, the baseline,
   only what raises there: a GPU acceleration it never had is not lost;
@@ -26,6 +29,21 @@ from auditor.model import FileError, Finding, Severity, internal_errors
 RUNS, DEGRADED, FAILS, UNKNOWN = "runs", "runs-degraded", "fails", "unknown"
 _BLOCKING = frozenset({Severity.BLOCKER.value, Severity.MAJOR.value})
 _OPT_IN_GUARDS = frozenset({"extra", "integration", "fallback"})  # what a user installs or enables on purpose, or a fast path the code falls back from
+
+
+@dataclass(frozen=True)
+class Part:
+    """What a verdict judges besides its findings: the size of the judged part and which of its
+    files are installed or built with it (auditor.report.model.ScanResult.part builds one).
+
+    `files`: how many Python modules the part has (its files installed or built with it aside):
+    their ties raise only when a caller runs them; 0 when not known, and then every tie that raises
+    fails the part.
+    `installed`: the reported paths of its packaging files and native sources, which fail it
+    wherever they raise (an install or build that breaks breaks every use)."""
+
+    files: int = 0
+    installed: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -110,11 +128,13 @@ def _rank(finding: Finding) -> tuple:
 
 
 def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError, ...] = (),
-             count_tests: bool = False) -> dict[str, Verdict]:
+             count_tests: bool = False, part: Part = Part()) -> dict[str, Verdict]:
     """Every target's verdict; `errors` are the run's file errors (internal ones make any verdict
-    but `fails` unknown). `count_tests`: test-only findings count too (a tests component's verdict)."""
+    but `fails` unknown). `count_tests`: test-only findings count too (a tests component's verdict).
+    `part`: the judged part's size and install files (ties confined to a few files degrade it)."""
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
+    share = float(table.get("breadth", {}).get("share", 1.0))
     never = frozenset(load_table("contexts").get("never_fail", ("test",)))
     shipped = list(findings) if count_tests else [f for f in findings if _counts(f, never)]
     missed = internal_errors(list(errors))
@@ -123,7 +143,8 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
     for target in targets.names():
         failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING
                    and not is_feature(f)]
-        if failing:
+        confined = _confined(failing, part, share)
+        if confined is None:
             result[target] = Verdict(FAILS, _reasons(failing, table.get("fails", {}), limit))
             continue
         if missed:
@@ -132,25 +153,57 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
             continue
         losing = _losing(shipped, target, frozenset(table.get("slight", {}).get("rules", ())))
         lost = [feature for feature in opt_in if feature.verdicts[target] == FAILS and not feature.another_targets_path]
-        if lost:  # the features that fail here, first: "2 features are NVIDIA-only: ..."
-            first = lost[0]
-            names = ", ".join(f"{feature.name} ({feature.path}:{feature.line})" for feature in lost[:3])
-            more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
-            # "NVIDIA-only" only when true: a CUDA-stream strategy runs on ROCm, an XLA one on TPU
-            nvidia_only = all(set(feature.verdicts.values()) == {FAILS} for feature in lost)
-            what = (f"{' is' if len(lost) == 1 else 's are'} NVIDIA-only" if nvidia_only
-                    else f"{'' if len(lost) == 1 else 's'} fail{'s' if len(lost) == 1 else ''} on {targets.get(target).display}")
-            why = (f"{len(lost)} feature{what}: {names}{more}; "
-                   f"the main path runs without {'it' if len(lost) == 1 else 'them'}")
-            head = (Reason(first.rule, first.path, first.line, why),)
-            # The feature's own verdict says it fails; the component runs as it does by default,
-            # degraded only by what its main path loses.
-            result[target] = Verdict(DEGRADED if losing else RUNS,
-                                     head + _reasons(losing, _phrases(table, losing, target), limit - 1))
-            continue
-        phrases = _phrases(table, losing, target)
-        result[target] = Verdict(DEGRADED, _reasons(losing, phrases, limit)) if losing else Verdict(RUNS, ())
+        heads = [reason for reason in (_confined_reason(confined, failing, part, target),
+                                       _features_reason(lost, target)) if reason is not None]
+        # What raises in the few modules is named as failing; the rest as what the main path loses.
+        raised = _reasons(failing, table.get("fails", {}), max(0, limit - len(heads)))
+        raising = {id(f) for f in failing}
+        rest = [f for f in losing if id(f) not in raising and f.rule not in {r.rule for r in raised}]
+        reasons = (*heads, *raised, *_reasons(rest, _phrases(table, rest, target), max(0, limit - len(heads) - len(raised))))
+        # A feature's own verdict says it fails; the part runs as it does by default, degraded only
+        # by what its main path loses (or by the few modules that raise).
+        result[target] = Verdict(DEGRADED if losing or confined else RUNS, reasons[:limit])
     return result
+
+
+def _confined(failing: list[Finding], part: Part, share: float) -> list[str] | None:
+    """The files `failing` raises in, when it is confined to them: nothing it holds is installed or
+    built with the part, and they are fewer than `share` of the part's files (so a one-module
+    package that raises fails). None: it fails the part; an empty list: nothing raises."""
+    if not failing:
+        return []
+    if part.files <= 0 or any(f.path in part.installed for f in failing):
+        return None
+    files = sorted({f.path for f in failing})
+    return files if len(files) < share * part.files else None
+
+
+def _confined_reason(files: list[str], failing: list[Finding], part: Part, target: str) -> Reason | None:
+    """"only N of M files raise on X (...): the rest runs there; what calls into them fails"."""
+    if not files:
+        return None
+    names = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    them = "it" if len(files) == 1 else "them"
+    raise_ = "raises" if len(files) == 1 else "raise"
+    why = (f"only {len(files)} of its {part.files} Python files {raise_} on {targets.get(target).display} ({names}): "
+           f"the rest runs there; what calls into {them} fails")
+    first = min(failing, key=_rank)
+    return Reason(first.rule, first.path, first.line, why)
+
+
+def _features_reason(lost: list[Feature], target: str) -> Reason | None:
+    """"2 features are NVIDIA-only: ...; the main path runs without them" (None: none is lost)."""
+    if not lost:
+        return None
+    first = lost[0]
+    names = ", ".join(f"{feature.name} ({feature.path}:{feature.line})" for feature in lost[:3])
+    more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+    # "NVIDIA-only" only when true: a CUDA-stream strategy runs on ROCm, an XLA one on TPU
+    nvidia_only = all(set(feature.verdicts.values()) == {FAILS} for feature in lost)
+    what = (f"{' is' if len(lost) == 1 else 's are'} NVIDIA-only" if nvidia_only
+            else f"{'' if len(lost) == 1 else 's'} fail{'s' if len(lost) == 1 else ''} on {targets.get(target).display}")
+    why = f"{len(lost)} feature{what}: {names}{more}; the main path runs without {'it' if len(lost) == 1 else 'them'}"
+    return Reason(first.rule, first.path, first.line, why)
 
 
 def _losing(shipped: list[Finding], target: str, slight: frozenset[str]) -> list[Finding]:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, TextIO
 from auditor import TOOL_NAME, __version__, targets
 from auditor.model import CATEGORIES, SEVERITIES, Finding
 from auditor.portability.score import Scores, context_counts
-from auditor.portability.verdict import verdicts
 from auditor.report.model import ScanResult
 
 if TYPE_CHECKING:
@@ -106,7 +105,7 @@ def build_report(result: ScanResult, scores: Scores, with_findings: bool = True,
     findings = report.findings if report is not None else result.findings
     errors = report.errors if report is not None else result.errors
     shown = report.shown_targets if report is not None else targets.names()
-    judged = report.verdicts if report is not None else verdicts(*result.headline())
+    judged = report.verdicts if report is not None else result.headline_verdicts()
     document = {
         "tool": {"name": TOOL_NAME, "version": __version__},
         "format_version": FORMAT_VERSION,

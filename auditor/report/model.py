@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from auditor import targets
 from auditor.config.settings import Settings
-from auditor.portability.verdict import features, verdicts
+from auditor.portability.verdict import Part, features, verdicts
 
 if TYPE_CHECKING:
     from auditor.analysis.components import Component, Layout
@@ -48,11 +48,16 @@ class ScanResult:
     layout: Layout | None = field(default=None, repr=False)  # the components (auditor.analysis.components)
     fixes: FixSummary | None = field(default=None, repr=False)  # --fix / --diff: what it did (auditor/fix/clean.py)
     _relative: dict[str, str] = field(default_factory=dict, repr=False)
+    _sizes: dict[str, tuple[int, set[str]]] | None = field(default=None, repr=False)
 
     def component_of(self, path: str) -> str | None:
         """The component a reported path (relative to `root`) belongs to; None without a layout."""
         if self.layout is None:
             return None
+        return self.layout.of(self._relative_path(path))
+
+    def _relative_path(self, path: str) -> str:
+        """A reported path relative to the scan root, as the layout reads it."""
         relative = self._relative.get(path)
         if relative is None:
             scan_root = self.scan_root or self.root
@@ -62,7 +67,31 @@ class ScanResult:
                 relative = os.path.relpath(os.path.join(self.root, path), scan_root).replace(os.sep, "/")
                 relative = path if relative.startswith("../") else relative
             self._relative[path] = relative
-        return self.layout.of(relative)
+        return relative
+
+    def part(self, names: set[str] | frozenset[str]) -> Part:
+        """The size of the components named and their install files, for their verdicts: a tie that
+        raises in a few of many files degrades them, one in a file installed or built with them fails
+        them (auditor.portability.verdict.Part)."""
+        if self.layout is None:
+            return Part()
+        sizes = self._part_sizes()
+        return Part(sum(sizes.get(name, (0, set()))[0] for name in names),
+                    frozenset().union(*(sizes.get(name, (0, set()))[1] for name in names)))
+
+    def _part_sizes(self) -> dict[str, tuple[int, set[str]]]:
+        """Per component: its Python modules (configs and scripts are many, and rarely hold a tie)
+        and the reported paths of its files installed or built with it; counted once per run."""
+        if self._sizes is None:
+            self._sizes = {}
+            for source in self.files:
+                name = self.component_of(source.display) or ""
+                count, installed = self._sizes.setdefault(name, (0, set()))
+                if self.layout is not None and self.layout.installs(self._relative_path(source.display)):
+                    installed.add(source.display)
+                elif source.kind == "python":
+                    self._sizes[name] = (count + 1, installed)
+        return self._sizes
 
     def components(self) -> list[Component]:
         """The components the scanned files belong to, shipped ones first."""
@@ -76,16 +105,32 @@ class ScanResult:
         """The findings and errors of what the repository ships (its shipped components; when
         none is shipped, every file but tests, examples, docs, benchmarks, containers and CI; when
         there is none of those either, every file: a repository of examples is its examples)."""
-        if self.layout is None:
+        shipped = self._headline_components()
+        if shipped is None:
             return self.findings, self.errors
+        return ([f for f in self.findings if self.component_of(f.path) in shipped],
+                [e for e in self.errors if self.component_of(e.path) in shipped])
+
+    def headline_part(self) -> Part:
+        """The size and install files of what the repository ships (`headline`'s components)."""
+        shipped = self._headline_components()
+        if shipped is None:
+            return self.part({c.name for c in self.components()}) if self.layout is not None else Part()
+        return self.part(shipped)
+
+    def headline_verdicts(self) -> dict[str, Verdict]:
+        """The headline's verdict per target (what the repository ships)."""
+        return verdicts(*self.headline(), part=self.headline_part())
+
+    def _headline_components(self) -> set[str] | None:
+        """The names of the components the headline judges; None: every file."""
+        if self.layout is None:
+            return None
         components = self.components()
         shipped = {c.name for c in components if c.shipped}
         if not shipped:
             shipped = {c.name for c in components if c.kind in self.layout.fallback}
-        if not shipped:
-            return self.findings, self.errors
-        return ([f for f in self.findings if self.component_of(f.path) in shipped],
-                [e for e in self.errors if self.component_of(e.path) in shipped])
+        return shipped or None
 
     @property
     def rules(self) -> list[Rule]:
@@ -141,7 +186,7 @@ class Report:
     def verdicts(self) -> dict[str, Verdict]:
         """Per-target verdicts (runs, runs-degraded, fails), judged like the scores on every
         finding that is not suppressed."""
-        return verdicts(*self.result.headline())
+        return self.result.headline_verdicts()
 
     @cached_property
     def components(self) -> list[ComponentJudgement]:
@@ -166,7 +211,7 @@ def judge_components(result: ScanResult, overall_targets: tuple[str, ...] = ()) 
         findings, errors = by_name.get(component.name, ([], []))
         tests = component.kind == "tests"
         out.append(ComponentJudgement(
-            component, verdicts(findings, errors, count_tests=tests),
+            component, verdicts(findings, errors, count_tests=tests, part=result.part({component.name})),
             compute_scores(findings, overall_targets, withheld_reason(errors)), len(findings),
             tuple(features(findings if tests else [f for f in findings if "test" not in (f.context or "").split("+")]))))
     return out
