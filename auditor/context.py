@@ -119,6 +119,9 @@ class FileContext:
         override = fields.pop("__effects", None)  # a library's own support, from its catalogue row
         if override:
             effects = {target: override.get(target, effect) for target, effect in effects.items()}
+        inert = fields.pop("__inert", False)  # a setting no installer reads any more: info, works everywhere
+        if inert:
+            effects = {target: "works" for target in effects}
         for key, value in (*effect_fields(effects).items(), *fact_fields().items()):  # "raises on {raising_targets}"
             fields.setdefault(key, value)
         if where is None:
@@ -136,7 +139,7 @@ class FileContext:
         return Finding(
             path=self.path, line=line, column=column, end_line=end_line, end_column=end_column,
             rule=rule.code, name=rule.name, category=rule.category.value,
-            severity=applied.severity, message=applied.message, suggestion=applied.suggestion,
+            severity="info" if inert else applied.severity, message=applied.message, suggestion=applied.suggestion,
             targets=applied.effects, min_torch=min_torch, snippet=snippet, context=applied.context,
             guard=applied.guard, fix=fields.get("__fix"),
         )

@@ -142,3 +142,17 @@ def test_the_plan_judges_what_ships_as_the_report_does(tmp_path, capsys):
     assert plan["headline"]["verdict"] == judged(document)["cpu"] == "runs-degraded"
     assert plan["headline"]["blockers"][0]["why"].startswith("only 1 of its 12 Python files")
 
+
+def test_a_cuda_index_in_dependency_links_installs_nothing(tmp_path, capsys):
+    # pip has ignored dependency_links since 19.0 (composer's NVIDIA redist link): reported, info, works
+    setup = ("from setuptools import setup\nsetup(name='lib', packages=['lib'],\n"
+             "      dependency_links=['https://developer.download.nvidia.com/compute/redist'])\n")
+    document = report(tmp_path, {"setup.py": setup, "lib/__init__.py": ""}, capsys)
+    links = [f for f in document["findings"] if f["rule"] == "LK502"]
+    assert links and links[0]["severity"] == "info" and set(links[0]["targets"].values()) == {"works"}
+    assert "pip has ignored `dependency_links`" in links[0]["message"]
+    assert set(judged(document).values()) == {"runs"}
+    # trap: the same index as a requirements option is read by pip
+    other = report(tmp_path / "req", {"setup.py": setup.replace("dependency_links", "name2"), "lib/__init__.py": "",
+                                      "requirements.txt": "--extra-index-url https://pypi.nvidia.com\ntorch\n"}, capsys)
+    assert judged(other)["mps"] == "fails"

@@ -66,6 +66,7 @@ class CudaWheelIndex(DependencyRule):
         Invalid('[tool.poetry]\nname = "x"\n\n[[tool.poetry.source]]\nname = "torch-gpu"\n'
                 'url = "https://download.pytorch.org/whl/cu118"\npriority = "explicit"\n', path="pyproject.toml",
                 line=6),
+        # pip ignores dependency_links: reported (info, works everywhere) so that it can go
         Invalid("from setuptools import setup\nsetup(name='x', dependency_links=["
                 "'https://download.pytorch.org/whl/cu113/torch_stable.html'])\n", path="setup.py", line=2),
         Invalid("FROM python:3.11\nRUN pip install --pre torch \\\n    --index-url https://download.pytorch.org/whl/nightly/cu118\n",
@@ -89,8 +90,11 @@ class CudaWheelIndex(DependencyRule):
                 self._is_cuda(index, hosts, url, name)
             if cuda and not cuda_scoped(ctx, index):
                 via = f" (routes `{index.package}`)" if index.package else ""
+                inert = index.option == "dependency_links"  # pip has ignored them since 19.0
+                if inert:
+                    via = " to setuptools' retired easy_install only (pip has ignored `dependency_links` since 19.0)"
                 report(ctx, self, index, option=index.option, target=index.url or f"index `{index.name}`", via=via,
-                       __fix=_layout_fix(ctx, index))
+                       __fix=_layout_fix(ctx, index), __inert=inert)
 
     FIXES = (FixSpec("Q02", "display", "a CUDA index line in a shared requirements file -> removed here, with the "
                      "per-target layout: the CUDA index in requirements-cuda.txt, ROCm/XPU/CPU indexes in their own"),)
