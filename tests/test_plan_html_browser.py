@@ -268,7 +268,7 @@ def test_the_ranking_page_shows_which_target_first(open_page, ranking):
         cells = shown.locator("td").all_text_contents()
         assert cells[0] == str(row["rank"]) and cells[1] == f"{row['display']} ({row['target']})"
         assert shown.locator(".verdict").text_content() == row["verdict"]
-        assert cells[3] == f"{row['score']:.1f}" and cells[4] == str(row["dependencies"]) and cells[5] == str(row["points"])
+        assert cells[3] == f"{row['score']:.1f}" and cells[4] == str(row["dependencies"]) and cells[5] == f"{row['points']:.1f}"
         assert shown.locator("ul.why-list li").all_text_contents() == row["why"]
     assert page.locator("#ranking-unseen li").all_text_contents() == ranking.plan["unseen"]
     assert page.locator("#ranking .questions li").all_text_contents() == ranking.plan["questions"]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import random
+
+import pytest
 
 from auditor.model import Finding
 from auditor.portability.score import compute_scores, grade
@@ -150,3 +153,28 @@ def test_monotone_with_contexts_severities_and_per_finding_effects():
             assert all(current.targets[t] <= previous.targets[t] for t in TARGETS), item
             assert current.overall <= previous.overall
             previous = current
+
+
+
+def _cost(score: float) -> float:
+    """The points behind a score: score = 100 * exp(-cost / 100)."""
+    return -100 * math.log(score / 100)
+
+
+def test_an_opt_in_feature_costs_a_quarter_of_the_main_path():
+    # a move can leave an opt-in feature on NVIDIA: porting it is a choice, weighed as display code is
+    main = compute_scores([finding(rule="LK411", severity="blocker")]).targets["tpu"]
+    feature = compute_scores([Finding("a.py", 1, 1, 1, 2, "LK411", "x", "kernel", "blocker", "m", "s", RAISES,
+                                      context="feature")]).targets["tpu"]
+    assert _cost(feature) * 4 == pytest.approx(_cost(main), rel=0.01)  # scores are rounded to 0.1
+
+
+def test_a_triton_kernel_without_a_fallback_weighs_what_a_cuda_kernel_does(scan_source):
+    found = scan_source({"k.py": "import triton\n\n@triton.jit\ndef k(x_ptr):\n    pass\n"}).findings
+    triton = [f for f in found if f.rule == "LK403"]
+    assert triton and {f.severity for f in triton} == {"blocker"}
+    assert all(f.targets["xpu"] == "works" and f.targets["rocm"] == "works" for f in triton)
+    # trap: behind an import fallback it is an optional fast path, no blocker
+    found = scan_source({"g.py": "try:\n    import triton\nexcept ImportError:\n    triton = None\n"}).findings
+    guarded = [f for f in found if f.rule == "LK403" and f.path.endswith("g.py")]
+    assert guarded and {f.severity for f in guarded} <= {"minor", "info"}

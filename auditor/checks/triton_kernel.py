@@ -15,7 +15,8 @@ class TritonKernel(KernelApiRule):
     code = "LK403"
     name = "triton-kernel"
     category = Category.KERNEL
-    severity = Severity.MAJOR
+    # A custom kernel to port where Triton has no backend (Pallas, NKI, Metal), as a CUDA kernel is.
+    severity = Severity.BLOCKER
     message = ("`{api}`: Triton kernels run only where Triton has a backend ({nvidia_and_working_targets}); "
                "{raising_targets} have none.")
     suggestion = "Keep an eager fallback: {replacement}."

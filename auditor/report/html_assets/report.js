@@ -315,7 +315,7 @@
           setFilter("target", state.target === row.target ? "" : row.target);
         }, "Show the findings that cost something on " + row.target)),
         el("td", null, verdictBadge(row.verdict)), el("td", "num", score(row.score)),
-        el("td", "num", String(row.dependencies)), el("td", "num", String(row.points)),
+        el("td", "num", String(row.dependencies)), el("td", "num", row.points.toFixed(1)),
         el("td", "why", textList("why-list", row.why)));
       tr.id = "rank-" + row.target;
       tr.dataset.target = row.target;
