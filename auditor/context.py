@@ -127,8 +127,9 @@ class FileContext:
         if where is None:
             where = self.file_where()
         hint = fields.pop("__optional", None)
-        if hint:  # ("dependency", "the optional extra `gpu`"): declared where the base install skips it
-            where = replace(where, optional=hint[1], optional_line=line, optional_kind=hint[0])
+        if hint:  # ("dependency", "the optional extra `gpu`"[, line of the choice]): the base install skips it
+            where = replace(where, optional=hint[1], optional_line=hint[2] if len(hint) > 2 and hint[2] else line,
+                            optional_kind=hint[0])
         if fields.pop("__test", False):
             where = replace(where, test=True)
         covered = fields.pop("__covered", None)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 WORKS, DEGRADES, RAISES = Effect.WORKS.value, Effect.DEGRADES.value, Effect.RAISES.value
 # What makes a finding optional when no test does: an extra's dependency, an integration module,
 # a config file's setting (the run picks the config and overrides its values).
-_OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration", "setting": "option"}
+_OPTIONAL_KINDS = {"dependency": "extra", "integration": "integration", "setting": "option", "cpu_build": "build"}
 # Defaults the run overrides (README "Context"): a parameter default the callers of a function
 # replace, a command-line option's default, a config file's value, the fallback of `args.device or
 # "cuda"`. The user passes the device (`--device mps`), so the default itself loses nothing there.

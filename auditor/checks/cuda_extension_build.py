@@ -148,10 +148,20 @@ class CudaExtensionBuild(KernelApiRule):
 
     def emit(self, ref: Reference, ctx: PythonContext, **fields: object) -> None:
         short = ref.qualified.removeprefix(EXT).removeprefix("torch.")
-        super().emit(ref, ctx, short=short, **self._port(ctx), **fields)
+        super().emit(ref, ctx, short=short, **self._port(ctx), **self._cpu_build(ctx), **fields)
 
     def _report(self, ctx: PythonContext, node: cst.CSTNode, **fields: object) -> None:
-        ctx.report(self, node, **self._port(ctx), **fields)
+        ctx.report(self, node, **self._port(ctx), **self._cpu_build(ctx), **fields)
+
+    def _cpu_build(self, ctx: PythonContext) -> dict[str, object]:
+        """A build that compiles a CPU extension where CUDA is missing (`Extension = CppExtension if
+        suffix == "cpu" else CUDAExtension`; `extension = CppExtension` then `if WITH_CUDA: extension =
+        CUDAExtension`): its CUDA half is an optional fast path, the CPU ops the fallback."""
+        key = self.code + ":cpu"
+        if key not in ctx.state:
+            ctx.state[key] = cpu_variant(ctx.module, ctx.text)
+        choice = ctx.state[key]
+        return {} if choice is None else {"__optional": ("cpu_build", *choice)}
 
     def _port(self, ctx: PythonContext) -> dict[str, object]:
         """Where the ops exist besides NVIDIA: ROCm through the project's own HIP build (rules/kernel.toml
@@ -207,6 +217,68 @@ def _builds_nothing(ctx: PythonContext) -> bool:
     toolkit raises (`if CUDA_HOME is None: raise`)."""
     return (_BUILD_FILE.search(ctx.path) is None and _BUILD_CODE.search(ctx.text) is None
             and _REQUIRES_TOOLKIT.search(ctx.text) is None)
+
+
+def cpu_variant(module: cst.Module, text: str) -> tuple[str, int] | None:
+    """The condition under which a module builds a `CUDAExtension` instead of a `CppExtension` of
+    the same ops, with its line: the two builders in the two arms of one `if`/`else` or conditional
+    expression, or a name bound to `CppExtension` and rebound to `CUDAExtension` in an `if`. None:
+    the module builds no CPU variant (a CPU extension of other ops beside a CUDA one is none)."""
+    if "CppExtension" not in text or "CUDAExtension" not in text:
+        return None
+    finder = _CpuVariant()
+    module.visit(finder)
+    if finder.found is None:
+        return None
+    test = module.code_for_node(finder.found).strip()
+    where = text.find(test)
+    return " ".join(test.split())[:80], (text.count("\n", 0, where) + 1 if where >= 0 else 0)
+
+
+def _builders(node: cst.CSTNode | None) -> set[str]:
+    """The extension builders an expression or block names: {"cpu", "cuda"}."""
+    found: set[str] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        name = current.value if isinstance(current, cst.Name) else current.attr.value if isinstance(current, cst.Attribute) else None
+        if name == "CppExtension":
+            found.add("cpu")
+        elif name == "CUDAExtension":
+            found.add("cuda")
+        stack.extend(current.children)
+    return found
+
+
+class _CpuVariant(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: cst.BaseExpression | None = None
+        self.cpu_names: set[str] = set()  # names bound to CppExtension
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "CppExtension":
+            self.cpu_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self.found is None and {*_builders(node.body), *_builders(node.orelse)} == {"cpu", "cuda"} \
+                and _builders(node.body) != _builders(node.orelse):
+            self.found = node.test
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.found is not None:
+            return
+        body, orelse = _builders(node.body), _builders(node.orelse)
+        if body and orelse and body != orelse and body | orelse == {"cpu", "cuda"}:
+            self.found = node.test
+            return
+        # `extension = CppExtension` ... `if cuda: extension = CUDAExtension`
+        for statement in node.body.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)
+                        and small.value.value == "CUDAExtension"
+                        and any(isinstance(t.target, cst.Name) and t.target.value in self.cpu_names for t in small.targets)):
+                    self.found = node.test
+                    return
 
 
 def _is_empty(node: cst.BaseExpression) -> bool:

@@ -71,8 +71,15 @@ def test_cuda_file_is_reported_once_with_details(scan_source):
 HIP_SETUP_PY = SETUP_PY.replace("ext = []\n", "ext = []\nflags = ['-DUSE_ROCM'] if torch.version.hip else []\n")
 
 
-def test_a_kernel_of_a_project_building_for_hip_runs_on_rocm(scan_source):
-    result = scan_source({"setup.py": HIP_SETUP_PY, "csrc/ops.cu": KERNEL_CU})
+# exllamav2: `from torch import version as torch_version` ... `if torch_version.hip:`
+ALIASED_HIP_SETUP_PY = SETUP_PY.replace(
+    "ext = []\n", "from torch import version as torch_version\next = []\n"
+                  "flags = ['-DHIPBLAS_USE_HIP_HALF'] if torch_version.hip else []\n")
+
+
+@pytest.mark.parametrize("setup", [HIP_SETUP_PY, ALIASED_HIP_SETUP_PY], ids=["torch.version.hip", "alias"])
+def test_a_kernel_of_a_project_building_for_hip_runs_on_rocm(scan_source, setup):
+    result = scan_source({"setup.py": setup, "csrc/ops.cu": KERNEL_CU})
     finding = next(f for f in result.findings if f.rule == "LK401")
     assert finding.targets["rocm"] == "works" and finding.targets["cpu"] == "raises"
     assert "no HIP build" not in finding.message and "through the project's HIP build" in finding.message
