@@ -7,13 +7,10 @@ CUDA build under a condition with no CPU build."""
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
-
-from auditor.cli import main
+from repo_report import judged, report
 
 KERNEL = "__global__ void add(float *x) { x[threadIdx.x] += 1; }\n"
 HEAD = ("import torch\nfrom setuptools import setup\n"
@@ -44,29 +41,15 @@ NO_CPU = HEAD + ("ext = []\nif torch.cuda.is_available():\n"
                  "setup(name='lib', packages=['lib'], ext_modules=ext, cmdclass={'build_ext': BuildExtension})\n")
 
 
-def report(root: Path, setup: str, capsys) -> dict:
-    files = {"setup.py": setup, "lib/__init__.py": "", "csrc/ops.cpp": "int f() { return 0; }\n",
-             "csrc/cuda/ops_cuda.cu": KERNEL}
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    here = os.getcwd()
-    os.chdir(root)
-    try:
-        main([".", "--format", "json", "--no-cache", "--exit-zero", "--isolated"])
-    finally:
-        os.chdir(here)
-    return json.loads(capsys.readouterr().out)
-
-
-def judged(document: dict) -> dict[str, str]:
-    return {target: verdict["verdict"] for target, verdict in document["verdicts"].items()}
+def audit_build(root: Path, setup: str, capsys) -> dict:
+    """A package `lib` whose setup.py is `setup`, with a C++ source and a CUDA kernel in csrc/."""
+    return report(root, {"setup.py": setup, "lib/__init__.py": "", "csrc/ops.cpp": "int f() { return 0; }\n",
+                         "csrc/cuda/ops_cuda.cu": KERNEL}, capsys)
 
 
 @pytest.mark.parametrize("setup", [TERNARY, REBOUND, IF_ELSE], ids=["ternary", "rebound", "if-else"])
 def test_a_cuda_build_beside_a_cpu_build_of_the_same_ops_is_a_fast_path(tmp_path, capsys, setup):
-    document = report(tmp_path, setup, capsys)
+    document = audit_build(tmp_path, setup, capsys)
     builds = [f for f in document["findings"] if f["rule"] == "LK402"]
     assert builds and all("optional" in f["context"].split("+") and "build" in f["guard"].split("+")
                           for f in builds), [(f["line"], f["context"], f["guard"]) for f in builds]
@@ -80,7 +63,7 @@ def test_a_cuda_build_beside_a_cpu_build_of_the_same_ops_is_a_fast_path(tmp_path
 
 @pytest.mark.parametrize("setup", [OTHER_OPS, NO_CPU], ids=["other-ops", "no-cpu-build"])
 def test_trap_no_cpu_build_of_the_same_ops_keeps_the_cuda_build_required(tmp_path, capsys, setup):
-    document = report(tmp_path, setup, capsys)
+    document = audit_build(tmp_path, setup, capsys)
     builds = [f for f in document["findings"] if f["rule"] == "LK402"]
     assert builds and not any("CPU extension" in f["message"] for f in builds)
     assert judged(document)["cpu"] == "fails"

@@ -4,33 +4,14 @@ reasons name the feature); a top-level import of the same runtime is the main pa
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-
 import pytest
-
-from auditor.cli import main
+from repo_report import report
 
 PYPROJECT = '[project]\nname = "lib"\n'
 EXPORT = ("import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n\n"
           "    def to_tensorrt(self, path):\n        import torch_tensorrt\n\n"
           "        engine = torch_tensorrt.compile(self, inputs=[torch.ones(1)])\n"
           "        torch_tensorrt.save(engine, path)\n")
-
-
-def report(root: Path, files: dict[str, str], capsys) -> dict:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    here = os.getcwd()
-    os.chdir(root)
-    try:
-        main([".", "--format", "json", "--no-cache", "--exit-zero", "--isolated"])
-    finally:
-        os.chdir(here)
-    return json.loads(capsys.readouterr().out)
 
 
 def test_a_lazy_tensorrt_export_is_a_feature_and_the_package_runs_without_it(tmp_path, capsys):

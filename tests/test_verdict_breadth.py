@@ -6,30 +6,15 @@ it (a dependency at the top, a native source), they fail it. Each form has a tra
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
-from auditor.cli import main
+from repo_report import judged, report
+
 from auditor.model import Finding
 from auditor.portability.verdict import Part, verdicts
 
 PYPROJECT = '[project]\nname = "lib"\n'
 PORTABLE = "import torch\n\n\ndef f{n}(x):\n    return x * {n}\n"
 HARD_CODED = "import torch\n\n\ndef export(x):\n    return x.to('cuda')\n"
-
-
-def report(root: Path, files: dict[str, str], capsys) -> dict:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    here = os.getcwd()
-    os.chdir(root)
-    try:
-        main([".", "--format", "json", "--no-cache", "--exit-zero", "--isolated"])
-    finally:
-        os.chdir(here)
-    return json.loads(capsys.readouterr().out)
 
 
 def package(modules: int, raising: int, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -39,10 +24,6 @@ def package(modules: int, raising: int, extra: dict[str, str] | None = None) -> 
     for n in range(1, modules):
         files[f"lib/m{n}.py"] = HARD_CODED if n <= raising else PORTABLE.format(n=n)
     return {**files, **(extra or {})}
-
-
-def judged(document: dict) -> dict[str, str]:
-    return {target: verdict["verdict"] for target, verdict in document["verdicts"].items()}
 
 
 def test_a_tie_in_one_of_many_modules_degrades_the_package(tmp_path, capsys):

@@ -5,34 +5,12 @@ the CUDA backend, and a callbacks folder holds plugins a run adds."""
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-
 import pytest
+from repo_report import judged, report
 
-from auditor.cli import main
 from auditor.portability.verdict import verdicts
 
 PYPROJECT = '[project]\nname = "lib"\n'
-
-
-def report(root: Path, files: dict[str, str], capsys) -> dict:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    here = os.getcwd()
-    os.chdir(root)
-    try:
-        main([".", "--format", "json", "--no-cache", "--exit-zero", "--isolated"])
-    finally:
-        os.chdir(here)
-    return json.loads(capsys.readouterr().out)
-
-
-def judged(document: dict) -> dict[str, str]:
-    return {target: verdict["verdict"] for target, verdict in document["verdicts"].items()}
 
 
 # -- the CPU is the baseline -------------------------------------------------------------------------
