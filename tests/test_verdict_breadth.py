@@ -137,3 +137,11 @@ def test_a_cuda_index_in_dependency_links_installs_nothing(tmp_path, capsys):
     other = report(tmp_path / "req", {"setup.py": setup.replace("dependency_links", "name2"), "lib/__init__.py": "",
                                       "requirements.txt": "--extra-index-url https://pypi.nvidia.com\ntorch\n"}, capsys)
     assert judged(other)["mps"] == "fails"
+
+
+def test_trap_a_native_build_in_one_module_fails_the_package(tmp_path, capsys):
+    # a CUDA extension a module compiles at run time is the package's build, wherever it is written
+    jit = ("from torch.utils.cpp_extension import load\n\n\ndef ops():\n"
+           "    return load(name='ops', sources=['ops.cpp', 'ops.cu'])\n")
+    document = report(tmp_path, package(modules=12, raising=0, extra={"lib/ops.py": jit}), capsys)
+    assert judged(document)["cpu"] == "fails"

@@ -165,11 +165,17 @@ class CudaExtensionBuild(KernelApiRule):
 
     def _port(self, ctx: PythonContext) -> dict[str, object]:
         """Where the ops exist besides NVIDIA: ROCm through the project's own HIP build (rules/kernel.toml
-        [hip_build]: its effect there becomes `works`), else the targets a hipify port serves."""
-        hip = ctx.catalogue.table("kernel").get("hip_build", {}).get("target")
+        [hip_build]: its effect there becomes `works`), nowhere else when the build hands hipcc a flag
+        only nvcc knows (`--use_fast_math`: ROCm raises too), else the targets a hipify port serves."""
+        table = ctx.catalogue.table("kernel").get("hip_build", {})
+        hip = table.get("target")
         if hip and ctx.facts is not None and ctx.facts.hip_build:
             return {"__effects": {**self.effects(), hip: "works"},
                     "port": f" and on {targets.get(hip).display} (through the project's HIP build)"}
+        flag = _nvcc_only_flag(ctx, table.get("nvcc_only_flags"))
+        if hip and flag:
+            return {"__effects": {**self.effects(), hip: "raises"},
+                    "port": f" (not on {targets.get(hip).display} either: its hipcc stops at the nvcc-only flag `{flag}`)"}
         return {"port": f" ({effect_fields(self.effects())['degrading_targets']} after a port)"}
 
     def _compiles_cuda(self, call: cst.Call, member: str, ctx: PythonContext) -> bool:
@@ -217,6 +223,19 @@ def _builds_nothing(ctx: PythonContext) -> bool:
     toolkit raises (`if CUDA_HOME is None: raise`)."""
     return (_BUILD_FILE.search(ctx.path) is None and _BUILD_CODE.search(ctx.text) is None
             and _REQUIRES_TOOLKIT.search(ctx.text) is None)
+
+
+def _nvcc_only_flag(ctx: PythonContext, pattern: str | None) -> str | None:
+    """The first flag only nvcc knows in a string literal of the module (rules/kernel.toml
+    [hip_build] nvcc_only_flags), once per file."""
+    key = "LK402:nvcc-only"
+    if key not in ctx.state:
+        found = None
+        if pattern:
+            match = re.search(rf"""["'][^"'\n]*?(?<![\w-])({pattern})(?![\w-])""", ctx.text)
+            found = match.group(1) if match else None
+        ctx.state[key] = found
+    return ctx.state[key]
 
 
 def cpu_variant(module: cst.Module, text: str) -> tuple[str, int] | None:

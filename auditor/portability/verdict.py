@@ -135,6 +135,7 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
     share = float(table.get("breadth", {}).get("share", 1.0))
+    built = frozenset(table.get("breadth", {}).get("built", ()))
     never = frozenset(load_table("contexts").get("never_fail", ("test",)))
     shipped = list(findings) if count_tests else [f for f in findings if _counts(f, never)]
     missed = internal_errors(list(errors))
@@ -143,7 +144,7 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
     for target in targets.names():
         failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING
                    and not is_feature(f)]
-        confined = _confined(failing, part, share)
+        confined = _confined(failing, part, share, built)
         if confined is None:
             result[target] = Verdict(FAILS, _reasons(failing, table.get("fails", {}), limit))
             continue
@@ -166,13 +167,14 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
     return result
 
 
-def _confined(failing: list[Finding], part: Part, share: float) -> list[str] | None:
+def _confined(failing: list[Finding], part: Part, share: float, built: frozenset[str] = frozenset()) -> list[str] | None:
     """The files `failing` raises in, when it is confined to them: nothing it holds is installed or
-    built with the part, and they are fewer than `share` of the part's files (so a one-module
-    package that raises fails). None: it fails the part; an empty list: nothing raises."""
+    built with the part (an install file, or a rule of `built`: a native build, wherever it is
+    written), and they are fewer than `share` of the part's files (so a one-module package that
+    raises fails). None: it fails the part; an empty list: nothing raises."""
     if not failing:
         return []
-    if part.files <= 0 or any(f.path in part.installed for f in failing):
+    if part.files <= 0 or any(f.path in part.installed or f.name in built for f in failing):
         return None
     files = sorted({f.path for f in failing})
     return files if len(files) < share * part.files else None

@@ -246,3 +246,28 @@ def test_kernel_library_names_that_are_not_the_library(scan_source):
         "pkg/__init__.py": "", "pkg/fla/__init__.py": "", "pkg/layers.py": "from .fla import chunk\n",
     })
     assert [(f.path, f.rule) for f in result.findings] == []
+
+
+# A JIT build handing hipcc a flag only nvcc knows (stylegan3's ops: extra_cuda_cflags=['--use_fast_math']):
+# ROCm's clang++ front end stops at it, so without a HIP build the ops do not exist there either.
+JIT_OP = ("import os\nfrom torch.utils.cpp_extension import load\n\n_plugin = None\n\n\ndef _init():\n"
+          "    global _plugin\n    _plugin = load(name='bias_act', sources=['bias_act.cpp', 'bias_act.cu'],\n"
+          "                   extra_cuda_cflags=[{flags}])\n")
+
+
+def test_a_build_with_an_nvcc_only_flag_raises_on_rocm_too(scan_source):
+    result = scan_source({"ops/bias_act.py": JIT_OP.format(flags="'--use_fast_math', '-O3'")})
+    build = [f for f in result.findings if f.rule == "LK402"]
+    assert build and all(f.targets["rocm"] == "raises" for f in build)
+    assert "hipcc stops at the nvcc-only flag `--use_fast_math`" in build[0].message
+
+
+@pytest.mark.parametrize("files", [
+    # trap: portable flags only, so hipify's port may build it
+    {"ops/bias_act.py": JIT_OP.format(flags="'-O3', '-DNDEBUG'")},
+    # trap: the project builds for HIP, which leaves nvcc's flags out there
+    {"ops/bias_act.py": JIT_OP.format(flags="'--use_fast_math'"), "setup.py": HIP_SETUP_PY},
+])
+def test_trap_portable_flags_or_a_hip_build_leave_rocm_to_the_port(files, scan_source):
+    build = [f for f in scan_source(files).findings if f.rule == "LK402" and f.path == "ops/bias_act.py"]
+    assert build and all(f.targets["rocm"] in ("degrades", "works") for f in build)
