@@ -67,3 +67,12 @@ def test_trap_no_cpu_build_of_the_same_ops_keeps_the_cuda_build_required(tmp_pat
     builds = [f for f in document["findings"] if f["rule"] == "LK402"]
     assert builds and not any("CPU extension" in f["message"] for f in builds)
     assert judged(document)["cpu"] == "fails"
+
+
+def test_the_message_points_at_the_choice_not_at_the_same_text_before_it(tmp_path, capsys):
+    # the condition's text also stands in a comment above it: the line is the `if`'s own
+    setup = IF_ELSE.replace(HEAD, HEAD + "# if torch.cuda.is_available(): the CUDA build, else the CPU one\n")
+    document = audit_build(tmp_path, setup, capsys)
+    line = setup.splitlines().index("if torch.cuda.is_available():") + 1
+    builds = [f for f in document["findings"] if f["rule"] == "LK402"]
+    assert builds and all(f"`torch.cuda.is_available()`, line {line})" in f["message"] for f in builds)

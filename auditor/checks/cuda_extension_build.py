@@ -9,6 +9,7 @@ from auditor.checks._kernel import KernelApiRule, literal_strings
 from auditor.checks.base import Invalid, Valid
 from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
+from auditor.python.positions import node_ranges
 from auditor.python.syntax import keyword, positional, string_value
 from auditor.targets import effect_fields
 
@@ -249,9 +250,9 @@ def cpu_variant(module: cst.Module, text: str) -> tuple[str, int] | None:
     module.visit(finder)
     if finder.found is None:
         return None
-    test = module.code_for_node(finder.found).strip()
-    where = text.find(test)
-    return " ".join(test.split())[:80], (text.count("\n", 0, where) + 1 if where >= 0 else 0)
+    test = " ".join(module.code_for_node(finder.found).split())[:80]
+    line = node_ranges(module, text, [finder.found]).get(id(finder.found), (0,))[0]
+    return test, line
 
 
 def _builders(node: cst.CSTNode | None) -> set[str]:
@@ -279,9 +280,10 @@ class _CpuVariant(cst.CSTVisitor):
             self.cpu_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if self.found is None and {*_builders(node.body), *_builders(node.orelse)} == {"cpu", "cuda"} \
-                and _builders(node.body) != _builders(node.orelse):
-            self.found = node.test
+        if self.found is None:
+            body, orelse = _builders(node.body), _builders(node.orelse)
+            if body | orelse == {"cpu", "cuda"} and body != orelse:
+                self.found = node.test
 
     def visit_If(self, node: cst.If) -> None:
         if self.found is not None:

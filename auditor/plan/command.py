@@ -71,7 +71,7 @@ def run_plan(request: PlanRequest) -> str:
     found = Scan(result.root, result.findings, result.errors, find_signals(result.files, catalogue),
                  settings.overall_targets, frozenset(f.kind for f in result.files), result.headline(),
                  judge_components(result, settings.overall_targets), result.component_of,
-                 _device_owner(result), result.scan_root or result.root, shipped_part=result.headline_part())
+                 _device_owner(result), result.scan_root or result.root, shipped_part=result.shipped_part())
     if request.target is None:
         document = ranking(found, catalogue)
         return _render(document, request.output_format, render_ranking, result, found)

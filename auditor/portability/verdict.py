@@ -4,9 +4,10 @@ the verdict answers the first question a team asks (rules/verdicts.toml says how
 - `fails`: a blocker or major finding raises on the target (a tie on the main path, or in a
   context that does not take that target away: a guard that may hold there, a backend module
   without a sibling for it); test-only and demo-block findings never fail a verdict. What is
-  installed or built with the part (a dependency, a native source) fails it wherever it raises;
-  ties that raise only when their modules run fail it when they spread over a share of its modules
-  (rules/verdicts.toml [breadth]): confined to a few, they degrade it instead, named first;
+  installed or built with the part (a dependency, a native source, a CUDA extension build wherever
+  a module writes it) fails it wherever it raises; ties that raise only when their modules run fail
+  it when they spread over a share of its Python modules (rules/verdicts.toml [breadth]): confined
+  to a few, they degrade it instead, named first;
 - `runs-degraded`: nothing fails, but the main path silently loses something (AMP off, memory stats
   at 0, a skipped CUDA path, a minor tie that raises such as monitoring); on the CPU, the baseline,
   only what raises there: a GPU acceleration it never had is not lost;
@@ -158,8 +159,8 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
                                        _features_reason(lost, target)) if reason is not None]
         # What raises in the few modules is named as failing; the rest as what the main path loses.
         raised = _reasons(failing, table.get("fails", {}), max(0, limit - len(heads)))
-        raising = {id(f) for f in failing}
-        rest = [f for f in losing if id(f) not in raising and f.rule not in {r.rule for r in raised}]
+        raising, named = {id(f) for f in failing}, {r.rule for r in raised}
+        rest = [f for f in losing if id(f) not in raising and f.rule not in named]
         reasons = (*heads, *raised, *_reasons(rest, _phrases(table, rest, target), max(0, limit - len(heads) - len(raised))))
         # A feature's own verdict says it fails; the part runs as it does by default, degraded only
         # by what its main path loses (or by the few modules that raise).

@@ -111,7 +111,7 @@ class ScanResult:
         return ([f for f in self.findings if self.component_of(f.path) in shipped],
                 [e for e in self.errors if self.component_of(e.path) in shipped])
 
-    def headline_part(self) -> Part:
+    def shipped_part(self) -> Part:
         """The size and install files of what the repository ships (`headline`'s components)."""
         shipped = self._headline_components()
         if shipped is None:
@@ -120,7 +120,7 @@ class ScanResult:
 
     def headline_verdicts(self) -> dict[str, Verdict]:
         """The headline's verdict per target (what the repository ships)."""
-        return verdicts(*self.headline(), part=self.headline_part())
+        return verdicts(*self.headline(), part=self.shipped_part())
 
     def _headline_components(self) -> set[str] | None:
         """The names of the components the headline judges; None: every file."""
