@@ -11,6 +11,7 @@ from auditor.context import PythonContext, Reference
 from auditor.model import Category, Severity
 from auditor.python.positions import node_ranges
 from auditor.python.syntax import keyword, positional, string_value
+from auditor.python.tree import child_nodes
 from auditor.targets import effect_fields
 
 EXT = "torch.utils.cpp_extension."
@@ -246,60 +247,62 @@ def cpu_variant(module: cst.Module, text: str) -> tuple[str, int] | None:
     the module builds no CPU variant (a CPU extension of other ops beside a CUDA one is none)."""
     if "CppExtension" not in text or "CUDAExtension" not in text:
         return None
-    finder = _CpuVariant()
-    module.visit(finder)
-    if finder.found is None:
+    found = _cpu_choice(module)
+    if found is None:
         return None
-    test = " ".join(module.code_for_node(finder.found).split())[:80]
-    line = node_ranges(module, text, [finder.found]).get(id(finder.found), (0,))[0]
+    test = " ".join(module.code_for_node(found).split())[:80]
+    line = node_ranges(module, text, [found]).get(id(found), (0,))[0]
     return test, line
 
 
-def _builders(node: cst.CSTNode | None) -> set[str]:
-    """The extension builders an expression or block names: {"cpu", "cuda"}."""
-    found: set[str] = set()
-    stack = [node] if node is not None else []
+_BUILDERS = {"CppExtension": frozenset({"cpu"}), "CUDAExtension": frozenset({"cuda"})}
+_BOTH, _NONE = frozenset({"cpu", "cuda"}), frozenset()
+
+
+def _cpu_choice(module: cst.Module) -> cst.BaseExpression | None:
+    """The test of the first `if`/`else` or conditional expression that picks between the two
+    builders, or of an `if` that rebinds a name bound to `CppExtension` to `CUDAExtension`. One
+    walk: the builders each node names are gathered bottom-up once, not once per enclosing `if`."""
+    order: list[cst.CSTNode] = []  # source order, parents first
+    below: dict[int, list[cst.CSTNode]] = {}
+    stack: list[cst.CSTNode] = [module]
     while stack:
-        current = stack.pop()
-        name = current.value if isinstance(current, cst.Name) else current.attr.value if isinstance(current, cst.Attribute) else None
-        if name == "CppExtension":
-            found.add("cpu")
-        elif name == "CUDAExtension":
-            found.add("cuda")
-        stack.extend(current.children)
-    return found
+        node = stack.pop()
+        order.append(node)
+        children = below[id(node)] = child_nodes(node)
+        stack.extend(reversed(children))
+    named: dict[int, frozenset[str]] = {}
+    for node in reversed(order):
+        own = _BUILDERS.get(node.value, _NONE) if isinstance(node, cst.Name) else _NONE
+        named[id(node)] = own.union(*(named[id(child)] for child in below[id(node)]))
+
+    def builders(node: cst.CSTNode | None) -> frozenset[str]:
+        return named[id(node)] if node is not None else _NONE
+
+    cpu_names: set[str] = set()  # names bound to CppExtension so far
+    for node in order:
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and node.value.value == "CppExtension":
+            cpu_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        elif isinstance(node, cst.IfExp):
+            body, orelse = builders(node.body), builders(node.orelse)
+            if body | orelse == _BOTH and body != orelse:
+                return node.test
+        elif isinstance(node, cst.If):
+            body, orelse = builders(node.body), builders(node.orelse)
+            if body and orelse and body != orelse and body | orelse == _BOTH:
+                return node.test
+            if _rebinds_to_cuda(node, cpu_names):  # `extension = CppExtension` ... `if cuda: extension = CUDAExtension`
+                return node.test
+    return None
 
 
-class _CpuVariant(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: cst.BaseExpression | None = None
-        self.cpu_names: set[str] = set()  # names bound to CppExtension
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Name) and node.value.value == "CppExtension":
-            self.cpu_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        if self.found is None:
-            body, orelse = _builders(node.body), _builders(node.orelse)
-            if body | orelse == {"cpu", "cuda"} and body != orelse:
-                self.found = node.test
-
-    def visit_If(self, node: cst.If) -> None:
-        if self.found is not None:
-            return
-        body, orelse = _builders(node.body), _builders(node.orelse)
-        if body and orelse and body != orelse and body | orelse == {"cpu", "cuda"}:
-            self.found = node.test
-            return
-        # `extension = CppExtension` ... `if cuda: extension = CUDAExtension`
-        for statement in node.body.body:
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name)
-                        and small.value.value == "CUDAExtension"
-                        and any(isinstance(t.target, cst.Name) and t.target.value in self.cpu_names for t in small.targets)):
-                    self.found = node.test
-                    return
+def _rebinds_to_cuda(node: cst.If, cpu_names: set[str]) -> bool:
+    for statement in node.body.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "CUDAExtension"
+                    and any(isinstance(t.target, cst.Name) and t.target.value in cpu_names for t in small.targets)):
+                return True
+    return False
 
 
 def _is_empty(node: cst.BaseExpression) -> bool:
