@@ -139,6 +139,33 @@ def test_a_cuda_index_in_dependency_links_installs_nothing(tmp_path, capsys):
     assert judged(other)["mps"] == "fails"
 
 
+EXPLICIT_INDEX = ('[project]\nname = "lib"\ndependencies = ["torch"]\n\n[[tool.uv.index]]\nname = "pytorch-cu124"\n'
+                  'url = "https://download.pytorch.org/whl/cu124"\nexplicit = true\n')
+
+
+def test_an_explicit_index_installs_only_what_a_source_pins_to_it(tmp_path, capsys):
+    # uv's `explicit = true` (Poetry's priority "explicit"): no package installs from the index unless
+    # a source entry pins it there, and that entry is judged on its own (kornia's unused cu121/cu124)
+    document = report(tmp_path, {"pyproject.toml": EXPLICIT_INDEX, "lib/__init__.py": ""}, capsys)
+    (index,) = [f for f in document["findings"] if f["rule"] == "LK502"]
+    assert index["severity"] == "info" and set(index["targets"].values()) == {"works"}
+    assert "an explicit index" in index["message"] and set(judged(document).values()) == {"runs"}
+    poetry = ('[tool.poetry]\nname = "lib"\n\n[[tool.poetry.source]]\nname = "torch-gpu"\n'
+              'url = "https://download.pytorch.org/whl/cu118"\npriority = "explicit"\n')
+    document = report(tmp_path / "poetry", {"pyproject.toml": poetry, "lib/__init__.py": ""}, capsys)
+    assert [f["severity"] for f in document["findings"] if f["rule"] == "LK502"] == ["info"]
+
+
+def test_trap_a_source_that_pins_torch_to_an_explicit_cuda_index_installs_cuda(tmp_path, capsys):
+    pinned = EXPLICIT_INDEX + '\n[tool.uv.sources]\ntorch = { index = "pytorch-cu124" }\n'
+    document = report(tmp_path, {"pyproject.toml": pinned, "lib/__init__.py": ""}, capsys)
+    severities = sorted(f["severity"] for f in document["findings"] if f["rule"] == "LK502")
+    assert severities == ["info", "major"] and judged(document)["mps"] == "fails"
+    # and an index that is not explicit serves every package
+    default = EXPLICIT_INDEX.replace("explicit = true\n", "")
+    document = report(tmp_path / "default", {"pyproject.toml": default, "lib/__init__.py": ""}, capsys)
+    assert [f["severity"] for f in document["findings"] if f["rule"] == "LK502"] == ["major"]
+
 def test_trap_a_native_build_in_one_module_fails_the_package(tmp_path, capsys):
     # a CUDA extension a module compiles at run time is the package's build, wherever it is written
     jit = ("from torch.utils.cpp_extension import load\n\n\ndef ops():\n"

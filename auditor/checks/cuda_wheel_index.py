@@ -25,7 +25,9 @@ class CudaWheelIndex(DependencyRule):
     what = ("Finds package indexes and find-links locations that serve CUDA wheels: `--index-url`/"
             "`--extra-index-url`/`-f` lines pointing at download.pytorch.org/whl/cuNNN (nightly included), "
             "pypi.nvidia.com or pypi.ngc.nvidia.com, uv `[[tool.uv.index]]` / `[tool.uv.sources]` and Poetry "
-            "`[[tool.poetry.source]]` entries that point at them, and `dependency_links`.") + SCOPE_NOTE
+            "`[[tool.poetry.source]]` entries that point at them, and `dependency_links`. An explicit index (uv "
+            "`explicit = true`, Poetry `priority = \"explicit\"`) and `dependency_links` are info: no package installs "
+            "from them unless a source entry pins it there, and that entry is reported on its own.") + SCOPE_NOTE
     why = ("The index decides which torch build gets installed: a cuNNN index installs the CUDA build everywhere, "
            "which on ROCm, XPU, TPU or Trainium machines runs on the CPU or conflicts with the backend's torch, "
            "and has no macOS wheels at all.")
@@ -90,9 +92,12 @@ class CudaWheelIndex(DependencyRule):
                 self._is_cuda(index, hosts, url, name)
             if cuda and not cuda_scoped(ctx, index):
                 via = f" (routes `{index.package}`)" if index.package else ""
-                inert = index.option == "dependency_links"  # pip has ignored them since 19.0
-                if inert:
+                inert = index.option == "dependency_links" or index.explicit
+                if index.option == "dependency_links":  # pip has ignored them since 19.0
                     via = " to setuptools' retired easy_install only (pip has ignored `dependency_links` since 19.0)"
+                elif index.explicit:  # what routes to it is a source entry, reported on its own
+                    via = (" only to the packages a source entry pins to it (an explicit index: nothing else "
+                           "installs from it)")
                 report(ctx, self, index, option=index.option, target=index.url or f"index `{index.name}`", via=via,
                        __fix=_layout_fix(ctx, index), __inert=inert)
 

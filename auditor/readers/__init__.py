@@ -70,6 +70,9 @@ class IndexUrl(Located):
     name: str | None = None  # the index's name (uv, poetry, pdm)
     package: str | None = None  # for a source entry: the package it routes to this index
     group: str | None = None  # for a source entry: the extra / dependency group it applies to
+    # uv `explicit = true`, Poetry `priority = "explicit"`: only packages a source entry pins to this
+    # index install from it (those entries are IndexUrls of their own)
+    explicit: bool = False
 
 
 @dataclass

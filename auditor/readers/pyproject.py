@@ -84,10 +84,11 @@ class _Reader:
         item.origin, item.group = origin, group
         self.deps.requirements.append(item)
 
-    def index(self, url: str, option: str, where, name: str | None = None, package: str | None = None) -> None:
+    def index(self, url: str, option: str, where, name: str | None = None, package: str | None = None,
+              explicit: bool = False) -> None:
         self.deps.indexes.append(IndexUrl(
             line=where.line, column=where.column, end_line=where.end_line, end_column=where.end_column,
-            url=url, option=option, name=name, package=package))
+            url=url, option=option, name=name, package=package, explicit=explicit))
 
     # -- uv -------------------------------------------------------------------------------------
     def uv(self, uv: dict) -> None:
@@ -106,7 +107,8 @@ class _Reader:
                 if isinstance(name, str):
                     names[name] = url
                 where = self.locator.locate(("tool", "uv", "index"), "url", url, nth)
-                self.index(url, "tool.uv.index", where, name if isinstance(name, str) else None)
+                self.index(url, "tool.uv.index", where, name if isinstance(name, str) else None,
+                           explicit=entry.get("explicit") is True)
         for package, spec in _table(uv.get("sources")).items():
             for source in spec if isinstance(spec, list) else [spec]:
                 self.uv_source(package, _table(source), names)
@@ -134,7 +136,8 @@ class _Reader:
             url, name = entry.get("url"), entry.get("name")
             if isinstance(url, str):
                 where = self.locator.locate(("tool", "poetry", "source"), "url", url, nth)
-                self.index(url, "tool.poetry.source", where, name if isinstance(name, str) else None)
+                self.index(url, "tool.poetry.source", where, name if isinstance(name, str) else None,
+                           explicit=entry.get("priority") == "explicit")
         for key in ("dependencies", "dev-dependencies"):
             self.poetry_table(("tool", "poetry", key), _table(poetry.get(key)), f"tool.poetry.{key}")
         for group, table in _table(poetry.get("group")).items():
