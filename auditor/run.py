@@ -170,7 +170,7 @@ def execute(paths: list[str], settings: Settings, request: Request) -> int:
     if request.add_noqa:
         return _add_noqa(result)
     shipped, shipped_errors = result.headline()  # the headline judges what the repository ships
-    scores = compute_scores(shipped, settings.overall_targets, withheld_reason(shipped_errors))
+    scores = compute_scores(shipped, settings.overall_targets, withheld_reason(shipped_errors), result.shipped_part())
     findings, errors = result.findings, result.errors
     comparison = None
     if request.write_baseline is not None:

@@ -178,3 +178,57 @@ def test_a_triton_kernel_without_a_fallback_weighs_what_a_cuda_kernel_does(scan_
     found = scan_source({"g.py": "try:\n    import triton\nexcept ImportError:\n    triton = None\n"}).findings
     guarded = [f for f in found if f.rule == "LK403" and f.path.endswith("g.py")]
     assert guarded and {f.severity for f in guarded} <= {"minor", "info"}
+
+
+# -- the judged part: its size and the ties confined to a few of its modules --------------------------
+
+def test_a_part_whose_every_module_holds_the_tie_scores_the_same_at_any_size():
+    from auditor.portability.verdict import Part
+
+    def every_module(n: int) -> float:
+        ties = [finding(path=f"lib/m{i}.py") for i in range(n)]
+        return compute_scores(ties, part=Part(files=n)).targets["tpu"]
+
+    assert every_module(32) == pytest.approx(every_module(128), abs=0.2) == pytest.approx(every_module(512), abs=0.2)
+    # up to size_floor (16 modules) the size changes nothing
+    ties = [finding(path=f"lib/m{i}.py") for i in range(4)]
+    assert compute_scores(ties, part=Part(files=16)).targets == compute_scores(ties).targets
+
+
+def test_the_same_ties_in_a_larger_part_cost_less():
+    from auditor.portability.verdict import Part
+
+    ties = [finding(rule="LK102", path=f"lib/m{i}.py") for i in range(3)] + [finding(rule="LK301", path="lib/d.py")]
+    small, large = (compute_scores(ties, part=Part(files=n)).targets["tpu"] for n in (16, 400))
+    assert large > small
+    # the costs still add up to what the target loses
+    scores = compute_scores(ties, part=Part(files=400))
+    assert sum(c.points for c in scores.costs["tpu"]) == pytest.approx(100 - scores.targets["tpu"], abs=0.2)
+
+
+def test_ties_confined_to_a_few_modules_cost_as_a_loss_where_the_part_runs():
+    from auditor.portability.verdict import Part, verdicts
+
+    ties = [finding(rule="LK401", severity="blocker", path="lib/kernel.py")]
+    confined = Part(files=50)  # 1 of 50 modules: the verdict degrades the part
+    assert verdicts(ties, part=confined)["tpu"].verdict == "runs-degraded"
+    halved = compute_scores([finding(rule="LK401", severity="blocker", path="lib/kernel.py", targets=DEGRADES)],
+                            part=confined).targets["tpu"]
+    assert compute_scores(ties, part=confined).targets["tpu"] == halved
+    # traps: a one-module package, and the same tie in a file installed with the part, fail it: full cost
+    for part in (Part(files=1), Part(files=50, installed=frozenset({"lib/kernel.py"}))):
+        assert verdicts(ties, part=part)["tpu"].verdict == "fails"
+        assert compute_scores(ties, part=part).targets["tpu"] < halved
+
+
+def test_monotone_with_a_part_spreading_a_confined_tie_never_raises_a_score():
+    from auditor.portability.verdict import Part
+
+    part = Part(files=20)  # share 0.2: four files confine a tie, five fail the part
+    seen: list[Finding] = []
+    previous = compute_scores(seen, part=part)
+    for i in range(8):
+        seen.append(finding(rule="LK102", path=f"lib/m{i}.py"))
+        current = compute_scores(seen, part=part)
+        assert all(current.targets[t] <= previous.targets[t] for t in TARGETS), i
+        previous = current

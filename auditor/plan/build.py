@@ -156,7 +156,7 @@ def _fact(fact) -> dict | None:
 # ---- the headline and the end --------------------------------------------------------------------
 
 def _scores(findings: list[Finding], scan: Scan) -> dict:
-    return compute_scores(findings, scan.overall_targets, withheld_reason(scan.errors)).score_map()
+    return compute_scores(findings, scan.overall_targets, withheld_reason(scan.errors), scan.shipped_part).score_map()
 
 
 def headline(scan: Scan, target: str) -> dict:

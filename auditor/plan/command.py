@@ -118,7 +118,7 @@ def _render(document: dict, fmt: str, markdown, result, found: Scan) -> str:
         from auditor.report.json_report import build_report
 
         shipped, _errors = result.headline()  # the page's scores judge what ships, as the report's do
-        report = build_report(result, compute_scores(shipped))
+        report = build_report(result, compute_scores(shipped, part=result.shipped_part()))
         # the page's components table and filter: the parts the plan judged (build_report gives
         # them only with a Report)
         report["components"] = [judged.to_dict() for judged in found.components]

@@ -10,15 +10,27 @@ files, headers adding none) and weighs what its heaviest finding weighs. With th
 sorted from the heaviest, w1 >= w2 >= ...,
 
     cost(rule, target) = w1 + w2 + w3 * log2(3/2) + ... + wk * (log2(k) - log2(k-1))
-    score(target)      = 100 * exp(-sum(cost) / scale)
+    score(target)      = 100 * exp(-sum(cost) / (scale * size(part)))
     overall            = mean of the scores of a named, versioned set of targets (rules/targets.toml
                          [overall], or the configuration's `overall-targets`): a new target moves no gate
 
 For n equal units that is w * (1 + log2(n)): each doubling of the files a rule touches adds one
 more unit, so spread costs more but not linearly, and fifty ties in one file cost what one does.
+
+Given the judged part (auditor.portability.verdict.Part: the package, a component), two things follow
+what its verdict says. A tie that raises in only a few of its modules, which the verdict calls a
+loss rather than a failure (the rest runs there), is charged the effect `degrades`. And the scale
+grows with the part's Python modules N past `size_floor` (N0) as a rule's cost grows with its files,
+
+    size(part) = max(1, (1 + log2 N) / (1 + log2 N0))
+
+so a part whose every module holds the same tie scores the same at any size, and a framework with
+ties in a few of its hundreds of modules scores above a package that is nothing but kernels.
 No finding ever raises a score: a unit's weight is a maximum (a new finding can only raise it), the
 discounts do not increase (so the sum over the heaviest-first order is the largest pairing of
-weights and discounts, which adding or raising a weight can only raise) and exp is decreasing."""
+weights and discounts, which adding or raising a weight can only raise) and exp is decreasing; a
+new finding can only spread confined ties (to more files, or to one installed with the part) until
+they fail it, never confine them."""
 
 from __future__ import annotations
 
@@ -30,6 +42,7 @@ from dataclasses import dataclass
 from auditor import targets as registry
 from auditor.catalogue import load_table
 from auditor.model import Finding
+from auditor.portability.verdict import Part, confined_ties
 from auditor.targets import OverallSet
 
 
@@ -111,8 +124,23 @@ def units_of(findings: list[Finding], by_folder: bool, headers: tuple[str, ...])
     return list(groups.values())
 
 
-def compute_scores(findings: list[Finding], overall_targets: tuple[str, ...] = (), withheld: str | None = None) -> Scores:
-    """Every target's score; `overall` over `overall_targets`, else the catalogue's named set."""
+def _effect(finding: Finding, target: str, loss: set[int]) -> str:
+    """A finding's effect on `target` as the part's score charges it (`loss`: confined ties)."""
+    return "degrades" if id(finding) in loss else finding.targets.get(target, "raises")
+
+
+def size_factor(modules: int, floor: float) -> float:
+    """How much the scale grows for a part of `modules` Python modules (1 up to `floor`)."""
+    if floor <= 0 or modules <= floor:
+        return 1.0
+    return (1.0 + math.log2(modules)) / (1.0 + math.log2(floor))
+
+
+def compute_scores(findings: list[Finding], overall_targets: tuple[str, ...] = (), withheld: str | None = None,
+                   part: Part | None = None, count_tests: bool = False) -> Scores:
+    """Every target's score; `overall` over `overall_targets`, else the catalogue's named set.
+    `part`: the judged part (its size, what is installed with it), for the confined ties and the
+    size; `count_tests` as for its verdict (a tests component's)."""
     config = _config()
     weights, factors, scale = config["severity_weight"], config["effect_factor"], config["scale"]
     contexts = config.get("context_weight", {})
@@ -125,13 +153,15 @@ def compute_scores(findings: list[Finding], overall_targets: tuple[str, ...] = (
     files = {key: len({f.path for f in items}) for key, items in by_rule.items()}
     units = {key: units_of(items, key[1] in folder_rules, headers) for key, items in by_rule.items()}
     base = {id(f): weights[f.severity] * context_weight(f.context, contexts) for f in findings}
+    confined = confined_ties(findings, part, count_tests) if part is not None else {}
+    scale *= size_factor(part.files if part is not None else 0, float(config.get("size_floor", 0)))
     targets: dict[str, float] = {}
     costs: dict[str, list[Cost]] = {}
     for target in registry.names():
+        loss = {id(f) for f in confined.get(target, ())}  # the part runs there: these are a loss
         raw: list[tuple[str, str, int, int, float]] = []
         for key, groups in units.items():
-            unit_weights = [max(base[id(f)] * factors[f.targets.get(target, "raises")] for f in group) for group in groups]
-            cost = discounted(unit_weights)
+            cost = discounted([max(base[id(f)] * factors[_effect(f, target, loss)] for f in group) for group in groups])
             if cost > 0:
                 raw.append((key[0], key[1], counts[key], files[key], cost))
         total = sum(item[-1] for item in raw)

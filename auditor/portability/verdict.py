@@ -135,16 +135,13 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
     `part`: the judged part's size and install files (ties confined to a few files degrade it)."""
     table = load_table("verdicts")
     limit = int(table.get("max_reasons", 5))
-    share = float(table.get("breadth", {}).get("share", 1.0))
-    built = frozenset(table.get("breadth", {}).get("built", ()))
-    never = frozenset(load_table("contexts").get("never_fail", ("test",)))
-    shipped = list(findings) if count_tests else [f for f in findings if _counts(f, never)]
+    share, built = _breadth()
+    shipped = _judged(findings, count_tests)
     missed = internal_errors(list(errors))
     opt_in = features(shipped)
     result: dict[str, Verdict] = {}
     for target in targets.names():
-        failing = [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING
-                   and not is_feature(f)]
+        failing = _failing(shipped, target)
         confined = _confined(failing, part, share, built)
         if confined is None:
             result[target] = Verdict(FAILS, _reasons(failing, table.get("fails", {}), limit))
@@ -166,6 +163,40 @@ def verdicts(findings: list[Finding], errors: list[FileError] | tuple[FileError,
         # by what its main path loses (or by the few modules that raise).
         result[target] = Verdict(DEGRADED if losing or confined else RUNS, reasons[:limit])
     return result
+
+
+def _breadth() -> tuple[float, frozenset[str]]:
+    """rules/verdicts.toml [breadth]: the share of a part's modules that confines a tie, and the
+    rules whose findings are built with the part wherever they are."""
+    table = load_table("verdicts").get("breadth", {})
+    return float(table.get("share", 1.0)), frozenset(table.get("built", ()))
+
+
+def _judged(findings: list[Finding], count_tests: bool) -> list[Finding]:
+    """The findings a verdict weighs: test-only and demo-block ones only for a tests component."""
+    if count_tests:
+        return list(findings)
+    never = frozenset(load_table("contexts").get("never_fail", ("test",)))
+    return [f for f in findings if _counts(f, never)]
+
+
+def _failing(shipped: list[Finding], target: str) -> list[Finding]:
+    """What may fail the part on `target`: the blocker and major ties that raise there, features aside."""
+    return [f for f in shipped if f.targets.get(target) == "raises" and f.severity in _BLOCKING and not is_feature(f)]
+
+
+def confined_ties(findings: list[Finding], part: Part, count_tests: bool = False) -> dict[str, list[Finding]]:
+    """Per target, the ties that raise there but only in a few of the part's modules, so that the
+    part runs degraded rather than failing (what `verdicts` names first); the score charges them as
+    what they are for the part: a loss, not a failure. Targets where nothing is confined are left out."""
+    share, built = _breadth()
+    shipped = _judged(findings, count_tests)
+    out = {}
+    for target in targets.names():
+        failing = _failing(shipped, target)
+        if _confined(failing, part, share, built):
+            out[target] = failing
+    return out
 
 
 def _confined(failing: list[Finding], part: Part, share: float, built: frozenset[str] = frozenset()) -> list[str] | None:

@@ -4,7 +4,9 @@ auditor/portability/score.py charges a rule, on one target, the sum over its uni
 of the unit's weight times its discount, heaviest unit first. Here each unit keeps its own term of
 that sum, and a file's points are its terms' share of what the target loses (100 - score), the same
 share the report's `costs` give each rule: a file's points over every file add up to the rule
-costs' points. A kernel folder is one unit, so it is listed as the folder (`csrc/adam/`).
+costs' points (given those costs, each rule's own points are split over its units, since the score
+also weighs the judged part's size and the ties confined to a few of its modules). A kernel folder
+is one unit, so it is listed as the folder (`csrc/adam/`).
 
 It works on the JSON report's finding dicts, so every format that renders the dict (the HTML page,
 the plan) sees the same figures."""
@@ -57,12 +59,41 @@ def _place(unit: list[_Point], by_folder: bool) -> str:
     return posixpath.dirname(unit[0].path) + "/" if by_folder else unit[0].path
 
 
+def _terms(units: list[list[_Point]], target: str, by_folder: bool) -> dict[str, float]:
+    """Each unit's term of its rule's cost on `target`: its weight times its discount, by place."""
+    weighed = sorted(((max(p.weight[target] for p in unit), _place(unit, by_folder)) for unit in units),
+                     key=lambda item: (-item[0], item[1]))
+    out: dict[str, float] = {}
+    for k, (weight, place) in enumerate(weighed, start=1):
+        if weight > 0:
+            out[place] = out.get(place, 0.0) + weight * discount(k)
+    return out
+
+
+def _spread(terms: dict[str, dict[str, float]], charged: dict[str, float] | None, scale: float) -> dict[str, float]:
+    """Points per place: each rule's `charged` points split by its terms, or without them what the
+    terms cost at `scale` (100 - score), split by term."""
+    out: dict[str, float] = {}
+    total = sum(sum(by_place.values()) for by_place in terms.values())
+    lost = 100.0 - 100.0 * math.exp(-total / scale)
+    for name, by_place in terms.items():
+        rule_total = sum(by_place.values())
+        if rule_total <= 0:
+            continue
+        share = (charged.get(name, 0.0) / rule_total) if charged is not None else lost / total
+        for place, term in by_place.items():
+            out[place] = out.get(place, 0.0) + term * share
+    return out
+
+
 def file_costs(findings: list[dict], targets: Sequence[str], limit: int = 25,
-               members: Sequence[str] | None = None) -> dict[str, list[dict]]:
+               members: Sequence[str] | None = None, rule_costs: dict | None = None) -> dict[str, list[dict]]:
     """target (and "overall", the mean over `members`, the targets the overall score averages:
     all of them when not given) -> the `limit` files (or kernel folders) that cost the most points
     there, worst first: `{"path", "points", "findings"}`, `findings` counting the finding dicts in
-    that place."""
+    that place. `rule_costs`: the report's `costs` (target -> [{name, points}]); each rule's points
+    are then split over its units, so the files add up to what the score charged (which weighs the
+    part's size and its confined ties, which finding dicts alone do not tell)."""
     config = _config()
     folder_rules = {name for name, unit in config.get("unit", {}).items() if unit == "folder"}
     rules = _units(findings, targets)
@@ -73,16 +104,9 @@ def file_costs(findings: list[dict], targets: Sequence[str], limit: int = 25,
             counts[place] = counts.get(place, 0) + len(unit)
     points: dict[str, dict[str, float]] = {}
     for target in targets:
-        raw: dict[str, float] = {}
-        for name, units in rules:
-            weighed = sorted(((max(p.weight[target] for p in unit), _place(unit, name in folder_rules)) for unit in units),
-                             key=lambda item: (-item[0], item[1]))
-            for k, (weight, place) in enumerate(weighed, start=1):
-                if weight > 0:
-                    raw[place] = raw.get(place, 0.0) + weight * discount(k)
-        total = sum(raw.values())
-        lost = 100.0 - 100.0 * math.exp(-total / config["scale"])
-        points[target] = {place: lost * cost / total for place, cost in raw.items()} if total > 0 else {}
+        terms = {name: _terms(units, target, name in folder_rules) for name, units in rules}
+        charged = {c["name"]: c["points"] for c in (rule_costs or {}).get(target, [])} if rule_costs else None
+        points[target] = _spread(terms, charged, config["scale"])
     averaged = [t for t in (members or targets) if t in points]
     overall: dict[str, float] = {}
     for target in averaged:

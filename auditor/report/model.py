@@ -209,10 +209,10 @@ def judge_components(result: ScanResult, overall_targets: tuple[str, ...] = ()) 
     out = []
     for component in result.components():
         findings, errors = by_name.get(component.name, ([], []))
-        tests = component.kind == "tests"
+        tests, part = component.kind == "tests", result.part({component.name})
         out.append(ComponentJudgement(
-            component, verdicts(findings, errors, count_tests=tests, part=result.part({component.name})),
-            compute_scores(findings, overall_targets, withheld_reason(errors)), len(findings),
+            component, verdicts(findings, errors, count_tests=tests, part=part),
+            compute_scores(findings, overall_targets, withheld_reason(errors), part, tests), len(findings),
             tuple(features(findings if tests else [f for f in findings if "test" not in (f.context or "").split("+")]))))
     return out
 
