@@ -172,3 +172,21 @@ def test_trap_a_native_build_in_one_module_fails_the_package(tmp_path, capsys):
            "    return load(name='ops', sources=['ops.cpp', 'ops.cu'])\n")
     document = report(tmp_path, package(modules=12, raising=0, extra={"lib/ops.py": jit}), capsys)
     assert judged(document)["cpu"] == "fails"
+
+
+def test_a_full_precision_region_pinned_to_cuda_loses_nothing_a_run_needs(tmp_path, capsys):
+    # `autocast("cuda", enabled=False)` forces float32 on CUDA; elsewhere it disables nothing, so the
+    # step runs in the device's own autocast precision: numerics (slight), the program runs
+    region = ("import torch\nfrom torch import autocast\n\n\n@autocast('cuda', enabled = False)\n"
+              "def q_sample(x):\n    return x * 2\n")
+    document = report(tmp_path, {"setup.py": "from setuptools import setup\nsetup(name='lib', packages=['lib'])\n",
+                                 "lib/__init__.py": "", "lib/schedule.py": region}, capsys)
+    (found,) = [f for f in document["findings"] if f["path"].endswith("schedule.py")]
+    assert found["rule"] == "LK108" and "not kept in full precision" in found["message"]
+    assert judged(document)["tpu"] == "runs" and document["scores"]["tpu"] < 100
+    # trap: mixed precision itself pinned to CUDA turns off elsewhere: the main path loses it
+    amp = region.replace("enabled = False", "dtype=torch.float16")
+    document = report(tmp_path / "amp", {"setup.py": "from setuptools import setup\nsetup(name='lib', packages=['lib'])\n",
+                                         "lib/__init__.py": "", "lib/schedule.py": amp}, capsys)
+    assert [f["rule"] for f in document["findings"] if f["path"].endswith("schedule.py")] == ["LK106"]
+    assert judged(document)["tpu"] == "runs-degraded"

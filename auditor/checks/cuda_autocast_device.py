@@ -19,6 +19,13 @@ FIX_ID = "F43"
 _REWRITTEN = ("autocast", "GradScaler")
 
 
+def disables_autocast(qualified: str, node: cst.Call) -> bool:
+    """`autocast("cuda", enabled=False)`: a region forced to full precision (not mixed precision)."""
+    enabled = keyword(node, "enabled")
+    return (qualified.rsplit(".", 1)[-1] == "autocast" and enabled is not None
+            and isinstance(enabled.value, cst.Name) and enabled.value.value == "False")
+
+
 class CudaAutocastDevice(ApiRule):
     code = "LK106"
     name = "cuda-autocast-device"
@@ -30,6 +37,8 @@ class CudaAutocastDevice(ApiRule):
     suggestion = "{replacement}"
     min_torch = "2.4"
     tokens = ("cuda",)
+    disabling_only = False  # `autocast("cuda", enabled=False)` is cuda-autocast-disabled's
+    rewritten = "AMP then also runs off NVIDIA"  # what the fix's rewrite changes elsewhere
     what = ("Finds mixed precision pinned to CUDA through `torch.amp`: `torch.autocast(\"cuda\")`, "
             "`torch.amp.autocast(device_type=\"cuda\")`, `torch.amp.GradScaler(\"cuda\")`, "
             "`torch.amp.custom_fwd/custom_bwd(device_type=\"cuda\")` (also as decorators), and the helpers that "
@@ -37,8 +46,8 @@ class CudaAutocastDevice(ApiRule):
             "`torch.is_autocast_enabled()` and `torch.set_autocast_enabled(flag)` without a device type.")
     why = ("Without CUDA, `autocast(\"cuda\")` warns (\"CUDA is not available ... Disabling autocast\") and runs "
            "the block in full precision, and `GradScaler(\"cuda\")` disables itself: nothing raises, but AMP "
-           "silently stops on TPU, Trainium, MPS, XPU and CPU. `@autocast(\"cuda\", enabled=False)` only turns "
-           "autocast off, which is a no-op there. The implicit-CUDA helpers read or set the CUDA autocast state "
+           "silently stops on TPU, Trainium, MPS, XPU and CPU (`autocast(\"cuda\", enabled=False)`, a full-precision "
+           "region, is cuda-autocast-disabled). The implicit-CUDA helpers read or set the CUDA autocast state "
            "only (deprecated since torch 2.4 in favour of the device-type forms).")
     instead = ("```python\nwith torch.amp.autocast(dev.type):\n    loss = model(x)\nscaler = torch.amp.GradScaler(dev.type)\n"
                "dtype = torch.get_autocast_dtype(dev.type)\nif torch.is_autocast_enabled(dev.type):\n    ...\n```\n\n"
@@ -50,10 +59,11 @@ class CudaAutocastDevice(ApiRule):
         Valid("import torch\nok = torch.is_autocast_enabled(dev.type)\nd = torch.get_autocast_dtype('cuda')\n"),
         Valid('print("torch.autocast(\\"cuda\\")")\n# with torch.autocast("cuda"):\n'),
         Valid("def f(torch):\n    return torch.autocast('cuda')\n"),
+        # a full-precision region: cuda-autocast-disabled
+        Valid("import torch\n\n@torch.amp.autocast('cuda', enabled=False)\ndef f(x):\n    return x\n"),
     ]
     INVALID = [
         Invalid("import torch\nwith torch.autocast('cuda'):\n    pass\n", line=2),
-        Invalid("import torch\n\n@torch.amp.autocast('cuda', enabled=False)\ndef f(x):\n    return x\n", line=3),
         Invalid("from torch.amp import autocast\nwith autocast(device_type='cuda', dtype=torch.bfloat16):\n    pass\n",
                 line=2),
         Invalid("import torch\nscaler = torch.amp.GradScaler('cuda')\n", line=2),
@@ -84,7 +94,7 @@ class CudaAutocastDevice(ApiRule):
             return
         table = ctx.catalogue.table("device").get("amp_functions", {})
         spec = table.get(qualified)
-        if spec is None:
+        if spec is None or self.disabling_only != disables_autocast(qualified, node):
             return
         index, name = spec
         arg = keyword(node, name) or (positional(node, index) if index >= 0 else None)
@@ -129,5 +139,5 @@ class CudaAutocastDevice(ApiRule):
             reason = rewriter.device_unavailable()
             return FixPlan.held(f"not rewritten: {reason}", FIX_ID) if reason and rewriter.device_known() else None
         text, imports = found
-        return FixPlan("unsafe", f"Replace `\"cuda\"` with `{text}` (the project's device type: AMP then also runs "
-                       "off NVIDIA)", [rewriter.replace(arg.value, text), *imports], "2.4", fix_id=FIX_ID, device=True)
+        return FixPlan("unsafe", f"Replace `\"cuda\"` with `{text}` (the project's device type: {self.rewritten})",
+                       [rewriter.replace(arg.value, text), *imports], "2.4", fix_id=FIX_ID, device=True)
