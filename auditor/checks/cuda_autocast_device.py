@@ -101,8 +101,13 @@ class CudaAutocastDevice(ApiRule):
         if arg is not None and is_cuda_device(arg.value):
             short = qualified.removeprefix("torch.")
             ctx.report(self, node, api=f"torch.{short}(\"cuda\")",
-                       replacement=f"`torch.{short}(dev.type)` with the device chosen once (e.g. "
-                                   f"`torch.accelerator.current_accelerator() or torch.device(\"cpu\")`)")
+                       replacement=self.instead_of(short))
+
+    @staticmethod
+    def instead_of(short: str) -> str:
+        """The suggestion for `torch.<short>("cuda")`."""
+        return (f"`torch.{short}(dev.type)` with the device chosen once (e.g. "
+                f"`torch.accelerator.current_accelerator() or torch.device(\"cpu\")`)")
 
     def on_reference(self, ref: Reference, ctx: PythonContext) -> None:
         """The implicit-CUDA helpers; `is_autocast_enabled(dev)` and `set_autocast_enabled(dev, flag)` name their device."""

@@ -27,6 +27,11 @@ class CudaAutocastDisabled(CudaAutocastDevice):
     instead = ("```python\n@torch.amp.autocast(x.device.type, enabled=False)  # or the device chosen once: dev.type\n"
                "def q_sample(self, x_start, t):\n    ...\n```")
 
+    @staticmethod
+    def instead_of(short: str) -> str:
+        return (f"`torch.{short}(x.device.type, enabled=False)` (the type of the tensors in the region), or the "
+                "device chosen once: the region then stays in full precision on every device")
+
     VALID = [
         Valid("import torch\nwith torch.autocast(device_type=x.device.type, enabled=False):\n    pass\n"),
         Valid("import torch\nwith torch.autocast('cpu', enabled=False):\n    pass\n"),
