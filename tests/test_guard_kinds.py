@@ -52,6 +52,18 @@ def test_trap_a_hip_branch_that_still_calls_nvcc_fails_rocm(scan_source):
     assert nvcc.targets["rocm"] == "raises" and "still raises on rocm" in nvcc.message
 
 
+def test_a_build_scripts_private_platform_helpers_are_helpers(scan_source):
+    # vLLM's setup.py: `def _is_cuda(): ...`, `elif _is_cuda(): torch.version.cuda.split(".")`
+    src = ("import torch\n\n\ndef _is_cuda():\n    return torch.version.cuda is not None\n\n\n"
+           "if _is_cuda():\n    major, minor = torch.version.cuda.split('.')\n")
+    version = by_line(scan_source({"setup.py": src}), "LK414")[9]
+    assert version.context == "guarded" and version.guard == "availability"
+    assert "raises" not in (version.targets["rocm"], version.targets["cpu"])  # the CUDA branch is skipped there
+    # trap: a private helper named for nothing guards nothing
+    trap = src.replace("_is_cuda", "_configure")
+    assert by_line(scan_source({"setup.py": trap}), "LK414")[9].context is None
+
+
 # -- option flags and config booleans --------------------------------------------------------------
 
 def test_option_flags_record_the_option_kind(scan_source):

@@ -421,8 +421,9 @@ class Judge:
             return UNKNOWN
         if name == "isinstance" and isinstance(node.func, cst.Name) and len(node.args) == 2:
             return self._instance_of(node.args[1].value)
+        helper = name[1:] if name.startswith("_") and not name.startswith("__") else name  # setup.py's `_is_hip()`
         for pattern, platforms in self.vocab.helpers:
-            if pattern.fullmatch(name):
+            if pattern.fullmatch(helper):
                 return on(platforms, certain=True)
         if self.vocab.optional_helpers.fullmatch(name):
             package = _PACKAGE_FLAG.fullmatch(name)
