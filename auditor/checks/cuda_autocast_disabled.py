@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from auditor.checks.base import UNCHANGED, Invalid, Valid
+from auditor.checks.base import UNCHANGED, FixSpec, Invalid, Valid
 from auditor.checks.cuda_autocast_device import CudaAutocastDevice
 from auditor.model import Severity
 
@@ -26,6 +26,10 @@ class CudaAutocastDisabled(CudaAutocastDevice):
            "where no autocast runs.")
     instead = ("```python\n@torch.amp.autocast(x.device.type, enabled=False)  # or the device chosen once: dev.type\n"
                "def q_sample(self, x_start, t):\n    ...\n```")
+
+    FIXES = (FixSpec("F43", "unsafe", '`autocast("cuda", enabled=False)` -> `autocast(get_device().type, enabled=False)`: '
+                     "the project's device type (the same region on NVIDIA); unsafe: elsewhere the step now runs in "
+                     "full precision where it ran under the device's own autocast", "2.4", device_owner=True),)
 
     @staticmethod
     def instead_of(short: str) -> str:
